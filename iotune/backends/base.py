@@ -1,0 +1,103 @@
+"""The backend interface and registry."""
+
+from __future__ import annotations
+
+import socket
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from iotune.errors import ConfigError
+from iotune.settings import config_key
+from iotune.store import PROVENANCE, now_iso
+
+if TYPE_CHECKING:
+    from iotune.config import Config
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One configuration of one kernel at one scale (canonical settings and params)."""
+
+    kernel: str
+    cores: int
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return config_key(self.kernel, self.cores, self.settings, self.params)
+
+
+class Backend(ABC):
+    """Measures configurations; never raises for a failed run (failures are records)."""
+
+    name: str = ""
+
+    @abstractmethod
+    def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
+        """One measurement of ``request`` as a store record (without id/schema fields)."""
+
+    def measure_many(self, requests: Sequence[RunRequest], rep: int = 0) -> list[dict[str, Any]]:
+        """Measure several requests; backends that can vectorise override this."""
+        return [self.measure(r, rep) for r in requests]
+
+    def describe(self, request: RunRequest) -> str:
+        """What would run, for ``--dry-run``."""
+        return f"{self.name}: {request.kernel} at {request.cores} ranks {dict(request.settings)}"
+
+    def base_record(self, request: RunRequest, rep: int, system: str) -> dict[str, Any]:
+        """The fields every record has, whatever the backend."""
+        return {
+            "config_key": request.key,
+            "kernel": request.kernel,
+            "cores": request.cores,
+            "settings": dict(request.settings),
+            "params": dict(request.params),
+            "rep": rep,
+            "backend": self.name,
+            "provenance": PROVENANCE[self.name],
+            "system": system,
+            "host": socket.gethostname(),
+            "started_at": now_iso(),
+        }
+
+
+
+
+BackendFactory = Callable[["Config"], Backend]
+
+
+def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Register a factory ``f(config) -> Backend`` under ``name``."""
+
+    def wrap(factory: BackendFactory) -> BackendFactory:
+        _REGISTRY[name] = factory
+        return factory
+
+    return wrap
+
+
+_REGISTRY: dict[str, BackendFactory] = {}
+
+
+def known_backends() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def make_backend(config: Config, name: str | None = None) -> Backend:
+    """The backend called ``name`` (default: the config's) set up from ``config``."""
+    _load_builtin()
+    chosen = name or config.backend.name
+    if chosen not in _REGISTRY:
+        raise ConfigError(
+            f"backend: unknown backend '{chosen}'; known backends: {', '.join(known_backends())}"
+        )
+    return _REGISTRY[chosen](config)
+
+
+def _load_builtin() -> None:
+    # Imported for their registration side effect, late to keep `import iotune` light.
+    from iotune.backends import mpi  # noqa: F401

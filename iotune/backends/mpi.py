@@ -1,0 +1,87 @@
+"""The ``mpi`` backend: runs a kernel program for real through the configured launcher."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from iotune.backends.base import Backend, RunRequest, register_backend
+from iotune.config import Config
+from iotune.errors import ConfigError
+from iotune.fsinfo import filesystem_of
+from iotune.kernels import get_kernel, kernel_argv
+from iotune.launchers import Launcher, LaunchRequest, make_launcher
+from iotune.runner import run_command
+from iotune.settings import setting_argv
+from iotune.store import now_iso
+
+
+def check_scratch(path: Path) -> None:
+    """ConfigError unless ``path`` is an existing, writable directory."""
+    if not path.exists():
+        raise ConfigError(f"system.scratch: {path} does not exist (create it, or point "
+                          "system.scratch at an existing directory)")
+    if not path.is_dir():
+        raise ConfigError(f"system.scratch: {path} is not a directory")
+    # A real write, not os.access: root, ACLs and NFS root-squash make access() unreliable.
+    try:
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".iotune-probe-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"system.scratch: {path} is not writable by this user "
+                          f"({exc.strerror})") from None
+
+
+class MpiBackend(Backend):
+    """Real measurements: ``launcher argv + python kernel.py args + setting flags``."""
+
+    name = "mpi"
+
+    def __init__(self, config: Config, launcher: Launcher | None = None) -> None:
+        self.config = config
+        system = config.system
+        self.launcher = launcher or make_launcher(system.launcher, system.launcher_template)
+        self.python = system.python or sys.executable
+        self.fs_type, _ = filesystem_of(system.scratch)
+
+    def command(self, request: RunRequest) -> list[str]:
+        """The exact command line that measures ``request``."""
+        spec = get_kernel(request.kernel)
+        program = kernel_argv(spec, request.params, self.python)
+        program += ["--scratch", str(self.config.system.scratch), *setting_argv(request.settings)]
+        nodes = self.config.system.limits.nodes_for(request.cores)
+        return self.launcher.argv(LaunchRequest(request.cores, tuple(program), nodes))
+
+    def describe(self, request: RunRequest) -> str:
+        import shlex
+
+        return shlex.join(self.command(request))
+
+    def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
+        check_scratch(self.config.system.scratch)
+        record = self.base_record(request, rep, self.config.system.name)
+        argv = self.command(request)
+        env = {**os.environ, **dict(self.config.system.env)}
+        outcome = run_command(argv, self.config.system.timeout_s, env=env)
+        record.update(
+            command=list(argv),
+            fs_type=self.fs_type,
+            finished_at=now_iso(),
+            elapsed_s=round(outcome.elapsed_s, 3),
+            status="ok" if outcome.ok else "failed",
+            error=outcome.reason,
+            result=outcome.result,
+        )
+        if not outcome.ok:
+            record["stderr_tail"] = outcome.stderr_tail
+        elif outcome.result is not None:
+            record["nodes"] = outcome.result.get("nodes")
+        return record
+
+
+@register_backend("mpi")
+def _make(config: Config) -> Backend:
+    return MpiBackend(config)

@@ -1,0 +1,63 @@
+"""Pieces shared by the commands: config lookup, ``--set`` parsing, output options."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import yaml
+
+from iotune.config import Config, build_config, default_config_path, load_config
+from iotune.errors import ConfigError
+from iotune.output import FORMATS, progress
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def config_option(func: F) -> F:
+    return click.option(
+        "-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+        help="YAML config. Default: ./iotune.yaml, then $IOTUNE_CONFIG, then "
+             "~/.config/iotune/config.yaml, else built-in local defaults.",
+    )(func)
+
+
+def format_option(default: str = "table", choices: Iterable[str] = FORMATS) -> Callable[[F], F]:
+    def wrap(func: F) -> F:
+        return click.option(
+            "--format", "fmt", type=click.Choice(list(choices)), default=default,
+            show_default=True, help="Output format on stdout.",
+        )(func)
+
+    return wrap
+
+
+def resolve_config(config_path: Path | None, required: bool = False) -> Config:
+    """Load ``-c`` or the default config; built-in local defaults when none exists."""
+    path = config_path or default_config_path()
+    if path is not None:
+        return load_config(path)
+    if required:
+        raise ConfigError("config: none found; pass -c CONFIG or run 'iotune init' to write "
+                          "./iotune.yaml")
+    progress("iotune: no config found (./iotune.yaml, $IOTUNE_CONFIG); using built-in local "
+             f"defaults (scratch {tempfile.gettempdir()})")
+    return build_config({"system": {"scratch": tempfile.gettempdir()}}, Path.cwd())
+
+
+def parse_assignments(items: Iterable[str], option: str) -> dict[str, Any]:
+    """``["a=1", "b=4MiB"]`` into ``{"a": 1, "b": "4MiB"}`` (values read as YAML scalars)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"{option} {item!r}: expected NAME=VALUE")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else raw
+        except yaml.YAMLError:
+            value = raw
+        out[name.strip()] = raw if isinstance(value, dict | list) or value is None else value
+    return out

@@ -1,0 +1,66 @@
+"""The ``iotune`` entry point: the command group and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from iotune import __version__
+from iotune.errors import IotuneError
+
+
+class IotuneGroup(click.Group):
+    """Turns an IotuneError into one line on stderr and its exit code (traceback: --debug)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except IotuneError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"iotune: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("iotune: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="iotune")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Find fast parallel I/O settings (Lustre striping, MPI-IO hints, HDF5) for HPC codes.
+
+    \b
+    Typical session:
+      iotune init                         write a commented ./iotune.yaml
+      iotune run --kernel vpic --cores 4  one real measurement
+      iotune train                        measure a training design (batch job)
+      iotune tune --kernel vpic --cores 4 model-guided search, tuned YAML
+      iotune apply tuned.yaml             shell lines for a job script
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def _register() -> None:
+    from iotune.cli import run_commands
+
+    for command in run_commands.COMMANDS:
+        cli.add_command(command)
+    try:
+        from iotune.cli import model_commands
+    except ImportError:  # pragma: no cover - model commands not built into this tree
+        return
+    cli.add_command(model_commands.fit_command, "fit")
+    cli.add_command(model_commands.predict_command, "predict")
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="iotune")

@@ -1,0 +1,173 @@
+"""``iotune run``, ``iotune results`` and ``iotune init``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from iotune.backends import RunRequest, make_backend
+from iotune.cli.common import config_option, format_option, parse_assignments, resolve_config
+from iotune.errors import ConfigError
+from iotune.kernels import get_kernel
+from iotune.output import emit, progress, render_pairs
+from iotune.settings import describe_value, normalise_settings
+from iotune.space import check_configuration
+from iotune.starter import STARTER_CONFIG
+from iotune.store import Store, read_dataframe
+
+
+def summarise(record: dict[str, Any]) -> dict[str, Any]:
+    """The figures of one record a person looks at first."""
+    result = record.get("result") or {}
+    times = result.get("times_s") or {}
+    summary: dict[str, Any] = {
+        "kernel": record["kernel"],
+        "cores": record["cores"],
+        "backend": f"{record['backend']} ({record['provenance']})",
+        "status": record["status"],
+    }
+    if record["status"] != "ok":
+        summary["error"] = record.get("error")
+        return summary
+    summary["time_s"] = times.get("total")
+    summary["open/write/close_s"] = "/".join(f"{times.get(k, 0):.3g}"
+                                             for k in ("open", "write", "close"))
+    summary["bandwidth_MiB/s"] = result.get("bandwidth_mib_s")
+    summary["bytes_written"] = result.get("bytes_written")
+    settings = {k: describe_value(k, v) for k, v in record["settings"].items()}
+    summary["settings"] = settings or "defaults"
+    hints = result.get("hints_in_effect") or {}
+    shown = {k: v for k, v in hints.items() if k.startswith(("cb_", "romio_cb", "romio_ds",
+                                                             "striping"))}
+    summary["hints_in_effect"] = shown
+    fs = result.get("filesystem") or {}
+    if fs:
+        summary["filesystem"] = fs.get("type")
+    return summary
+
+
+@click.command("run")
+@config_option
+@click.option("--kernel", "kernel_name", help="Kernel to run (default: the config's).")
+@click.option("--cores", type=click.IntRange(min=1), required=True, help="MPI ranks.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="A setting, e.g. --set cb_nodes=2 --set cb_buffer_size=4MiB "
+                   "--set hint.romio_no_indep_rw=true. Repeat for several.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=VALUE",
+              help="A kernel argument, e.g. --arg particles_per_rank=1048576.")
+@click.option("--reps", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Repetitions (each one a record).")
+@click.option("--backend", "backend_name", help="mpi (real runs), sim or replay.")
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
+              help="Store to append to (default: the config's).")
+@click.option("--no-store", is_flag=True, help="Do not record the result.")
+@click.option("--dry-run", is_flag=True, help="Print the exact command line; run nothing.")
+@format_option("table", ("table", "json", "yaml"))
+def run_command(config_path: Path | None, kernel_name: str | None, cores: int,
+                sets: tuple[str, ...], args: tuple[str, ...], reps: int,
+                backend_name: str | None, store_path: Path | None, no_store: bool,
+                dry_run: bool, fmt: str) -> None:
+    """Run one configuration of a kernel and record the measurement.
+
+    \b
+    Example:
+      iotune run --kernel vpic --cores 4 --set cb_nodes=2 --set romio_cb_write=disable
+    """
+    config = resolve_config(config_path)
+    spec = get_kernel(kernel_name or config.kernel.name, "--kernel")
+    base_params = config.kernel.args if spec.name == config.kernel.name else {}
+    params = spec.normalise_params({**base_params, **parse_assignments(args, "--arg")}, "--arg")
+    settings = normalise_settings(parse_assignments(sets, "--set"), "--set")
+    check_configuration(settings, cores, config.system.limits, "--set")
+    backend = make_backend(config, backend_name)
+    request = RunRequest(spec.name, cores, settings, params)
+    if dry_run:
+        click.echo(backend.describe(request))
+        return
+    store = None if no_store else Store(store_path or config.store)
+    records = []
+    for rep in range(reps):
+        progress(f"iotune: run {rep + 1}/{reps}: {spec.name} at {cores} ranks ({backend.name})")
+        record = backend.measure(request, rep)
+        if store is not None:
+            record = store.append({"campaign": "run", **record})
+        records.append(record)
+    summaries = [summarise(r) for r in records]
+    if fmt == "table":
+        emit(None, fmt, text="\n\n".join(render_pairs(s) for s in summaries))
+    else:
+        emit(records if reps > 1 else records[0], fmt)
+    if store is not None:
+        progress(f"iotune: recorded {len(records)} measurement(s) in {store.path}")
+    if any(r["status"] != "ok" for r in records):
+        raise SystemExit(1)
+
+
+@click.command("results")
+@config_option
+@click.option("--store", "store_path", type=click.Path(path_type=Path),
+              help="Store to read (default: the config's).")
+@click.option("--kernel", help="Only this kernel.")
+@click.option("--cores", type=int, help="Only this scale.")
+@click.option("--failed", "include_failed", is_flag=True, help="Include failed runs.")
+@click.option("--export", "export_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write all selected rows to FILE (.csv or .parquet) instead of printing.")
+@format_option("table")
+def results_command(config_path: Path | None, store_path: Path | None, kernel: str | None,
+                    cores: int | None, include_failed: bool, export_path: Path | None,
+                    fmt: str) -> None:
+    """List or export the measurements in a store."""
+    path = store_path or resolve_config(config_path).store
+    frame = read_dataframe(path, include_failed=include_failed)
+    if kernel and not frame.empty:
+        frame = frame[frame["kernel"] == kernel]
+    if cores and not frame.empty:
+        frame = frame[frame["cores"] == cores]
+    if export_path is not None:
+        export_frame(frame, export_path)
+        progress(f"iotune: wrote {len(frame)} rows to {export_path}")
+        return
+    columns = [c for c in ("recorded_at", "kernel", "cores", "backend", "provenance", "status",
+                           "write_time", "bandwidth_mib_s", "config_key") if c in frame.columns]
+    setting_cols = [c for c in frame.columns if c in _setting_columns(frame)]
+    shown = frame[columns[:-1] + setting_cols + ["error"] * include_failed] if not frame.empty \
+        else frame
+    rows = shown.to_dict("records")
+    emit(rows, fmt, rows=rows)
+
+
+def _setting_columns(frame: Any) -> list[str]:
+    from iotune.settings import SETTINGS
+
+    return [c for c in frame.columns if c in SETTINGS or str(c).startswith("hint.")]
+
+
+def export_frame(frame: Any, path: Path) -> None:
+    """Write ``frame`` as CSV or Parquet by the file's suffix."""
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix == ".parquet":
+        try:
+            frame.to_parquet(path, index=False)
+        except ImportError:
+            raise ConfigError(f"--export {path}: Parquet needs pyarrow "
+                              "(pip install 'iotune[parquet]')") from None
+    else:
+        raise ConfigError(f"--export {path}: the file must end in .csv or .parquet")
+
+
+@click.command("init")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("iotune.yaml"), show_default=True, help="Where to write.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def init_command(output: Path, force: bool) -> None:
+    """Write a commented starter config (./iotune.yaml) to edit."""
+    if output.exists() and not force:
+        raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
+    output.write_text(STARTER_CONFIG)
+    progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+
+
+COMMANDS = [run_command, results_command, init_command]

@@ -1,0 +1,333 @@
+"""The YAML configuration, validated once at load into frozen dataclasses.
+
+Every error names the key path and the rule (``space.stripe_count: 0 is not a positive
+integer``); malformed YAML names the file, line and column. Relative paths in a config are
+relative to the config file's directory, so a config in git next to a job script works from
+any working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iotune.errors import ConfigError
+from iotune.kernels import get_kernel
+from iotune.launchers import make_launcher
+from iotune.space import Limits, SearchSpace
+from iotune.units import parse_duration
+
+CONFIG_SCHEMA_VERSION = 1
+DESIGNS = ("full", "lhs", "systematic")
+STATISTICS = ("median", "mean", "min")
+BACKENDS = ("mpi", "sim", "replay")
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    """Where and how kernels run."""
+
+    name: str = "local"
+    scratch: Path = Path("scratch")
+    launcher: str = "mpiexec"
+    launcher_template: str | None = None
+    cores_per_node: int = 1
+    ost_count: int | None = None
+    aggregators_per_node: int | None = None
+    timeout_s: float = 600.0
+    python: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.cores_per_node, self.ost_count, self.aggregators_per_node)
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """The kernel to tune and its fixed arguments (canonical, defaults filled in)."""
+
+    name: str = "vpic"
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class ScaleConfig:
+    """One training scale: ranks, how to choose its configurations, argument overrides."""
+
+    cores: int
+    design: str = "full"
+    runs: int | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    scales: tuple[ScaleConfig, ...] = ()
+    repetitions: int = 1
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    top_k: int = 20
+    top_k_refit: int = 10
+    refit_rounds: int = 1
+    repetitions: int = 1
+    statistic: str = "median"
+    max_terms: int = 7
+    strategy: str = "model"
+    budget: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Which backend measures: ``mpi`` (real runs), ``sim`` or ``replay``."""
+
+    name: str = "mpi"
+    sim_system: str = "hopper"
+    noise: float = 0.0
+    replay_data: Path | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole validated configuration."""
+
+    path: Path | None
+    system: SystemConfig = field(default_factory=SystemConfig)
+    kernel: KernelConfig = field(default_factory=KernelConfig)
+    space: SearchSpace = field(default_factory=lambda: SearchSpace(()))
+    train: TrainConfig = field(default_factory=TrainConfig)
+    tune: TuneConfig = field(default_factory=TuneConfig)
+    backend: BackendConfig = field(default_factory=BackendConfig)
+    store: Path = Path("iotune-store.jsonl")
+
+
+class _Section:
+    """Typed reads from one mapping of the YAML with key-path messages and unknown-key checks."""
+
+    def __init__(self, raw: Any, where: str, known: tuple[str, ...]) -> None:
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where}: must be a mapping (key: value lines)")
+        unknown = [k for k in raw if k not in known]
+        if unknown:
+            raise ConfigError(
+                f"{where}.{unknown[0]}: unknown key; known keys: {', '.join(known)}"
+                if where else f"{unknown[0]}: unknown key; known keys: {', '.join(known)}"
+            )
+        self.raw = raw
+        self.where = where
+
+    def path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def int(self, key: str, default: int | None, minimum: int = 1) -> int | None:
+        value = self.raw.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise ConfigError(f"{self.path(key)}: {value!r} is not {rule}")
+        return value
+
+    def number(self, key: str, default: float, minimum: float = 0.0) -> float:
+        value = self.raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+            raise ConfigError(f"{self.path(key)}: {value!r} is not a number >= {minimum:g}")
+        return float(value)
+
+    def text(self, key: str, default: str | None, choices: tuple[str, ...] = ()) -> str | None:
+        value = self.raw.get(key, default)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{self.path(key)}: {value!r} is not a non-empty string")
+        if choices and value not in choices:
+            raise ConfigError(f"{self.path(key)}: {value!r} is not one of {', '.join(choices)}")
+        return value
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and validate the YAML config at ``path``; raises ConfigError on any problem."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config: {exc.strerror}") from None
+    return parse_config(text, source=p)
+
+
+def parse_config(text: str, source: Path | None = None) -> Config:
+    """Validate YAML ``text``; relative paths resolve against ``source``'s directory."""
+    name = str(source) if source else "<config>"
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
+        raise ConfigError(f"{name}: malformed YAML at {where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{name}: malformed YAML: {exc}") from None
+    if raw is None:
+        raw = {}
+    base = source.resolve().parent if source else Path.cwd()
+    return build_config(raw, base, source)
+
+
+def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
+    """Validate an already-parsed mapping into a Config."""
+    top = _Section(raw, "", ("schema_version", "system", "kernel", "space", "train", "tune",
+                             "backend", "store"))
+    version = top.int("schema_version", CONFIG_SCHEMA_VERSION)
+    if version != CONFIG_SCHEMA_VERSION:
+        raise ConfigError(f"schema_version: {version} is not supported (this iotune reads "
+                          f"{CONFIG_SCHEMA_VERSION})")
+    system = _system(top.raw.get("system"), base)
+    kernel = _kernel(top.raw.get("kernel"))
+    space = SearchSpace.from_mapping(top.raw.get("space") or {}, "space")
+    train = _train(top.raw.get("train"), kernel.name)
+    space.check_against(system.limits)
+    store = Path(top.text("store", "iotune-store.jsonl") or "iotune-store.jsonl")
+    return Config(
+        path=source, system=system, kernel=kernel, space=space, train=train,
+        tune=_tune(top.raw.get("tune")), backend=_backend(top.raw.get("backend"), base),
+        store=store if store.is_absolute() else base / store,
+    )
+
+
+def _system(raw: Any, base: Path) -> SystemConfig:
+    s = _Section(raw, "system", ("name", "scratch", "launcher", "launcher_template",
+                                 "cores_per_node", "ost_count", "aggregators_per_node",
+                                 "timeout", "python", "env"))
+    launcher = s.text("launcher", "mpiexec") or "mpiexec"
+    template = s.text("launcher_template", None)
+    make_launcher(launcher, template, "system.launcher")  # validates name and template
+    scratch = Path(os.path.expandvars(s.text("scratch", "scratch") or "scratch")).expanduser()
+    if "$" in str(scratch):
+        raise ConfigError(
+            f"system.scratch: {scratch} names an environment variable that is not set"
+        )
+    try:
+        timeout = parse_duration(s.raw.get("timeout", 600))
+    except ValueError as exc:
+        raise ConfigError(f"system.timeout: {exc}") from None
+    env = s.raw.get("env") or {}
+    if not isinstance(env, Mapping):
+        raise ConfigError("system.env: must be a mapping of VARIABLE: value")
+    return SystemConfig(
+        name=s.text("name", "local") or "local",
+        scratch=scratch if scratch.is_absolute() else base / scratch,
+        launcher=launcher,
+        launcher_template=template,
+        cores_per_node=s.int("cores_per_node", os.cpu_count() or 1) or 1,
+        ost_count=s.int("ost_count", None),
+        aggregators_per_node=s.int("aggregators_per_node", None),
+        timeout_s=timeout,
+        python=s.text("python", None),
+        env=tuple((str(k), str(v)) for k, v in env.items()),
+    )
+
+
+def _kernel(raw: Any) -> KernelConfig:
+    k = _Section(raw, "kernel", ("name", "args"))
+    spec = get_kernel(k.text("name", "vpic") or "vpic", "kernel.name")
+    args = k.raw.get("args") or {}
+    if not isinstance(args, Mapping):
+        raise ConfigError("kernel.args: must be a mapping of argument: value")
+    return KernelConfig(spec.name, tuple(spec.normalise_params(args, "kernel.args").items()))
+
+
+def _train(raw: Any, kernel: str) -> TrainConfig:
+    t = _Section(raw, "train", ("scales", "repetitions", "seed"))
+    scales_raw = t.raw.get("scales") or []
+    if not isinstance(scales_raw, list):
+        raise ConfigError("train.scales: must be a list of {cores: N, design: ...} entries")
+    spec = get_kernel(kernel)
+    scales = []
+    for i, item in enumerate(scales_raw):
+        where = f"train.scales[{i}]"
+        if isinstance(item, int) and not isinstance(item, bool):
+            item = {"cores": item}
+        s = _Section(item, where, ("cores", "design", "runs", "kernel_args"))
+        cores = s.int("cores", None)
+        if cores is None:
+            raise ConfigError(f"{where}.cores: missing; each scale needs its number of ranks")
+        design = s.text("design", "full", DESIGNS) or "full"
+        runs = s.int("runs", None)
+        if design == "lhs" and runs is None:
+            raise ConfigError(f"{where}.runs: a Latin hypercube design needs its number of runs")
+        overrides = s.raw.get("kernel_args") or {}
+        if not isinstance(overrides, Mapping):
+            raise ConfigError(f"{where}.kernel_args: must be a mapping of argument: value")
+        params = {
+            name: value
+            for name, value in spec.normalise_params(overrides, f"{where}.kernel_args").items()
+            if name in overrides
+        }
+        scales.append(ScaleConfig(cores, design, runs, tuple(params.items())))
+    return TrainConfig(
+        scales=tuple(scales),
+        repetitions=t.int("repetitions", 1) or 1,
+        seed=t.int("seed", 0, minimum=0) or 0,
+    )
+
+
+def _tune(raw: Any) -> TuneConfig:
+    t = _Section(raw, "tune", ("top_k", "top_k_refit", "refit_rounds", "repetitions",
+                               "statistic", "max_terms", "strategy", "budget", "seed"))
+    return TuneConfig(
+        top_k=t.int("top_k", 20) or 20,
+        top_k_refit=t.int("top_k_refit", 10) or 10,
+        refit_rounds=t.int("refit_rounds", 1, minimum=0) or 0,
+        repetitions=t.int("repetitions", 1) or 1,
+        statistic=t.text("statistic", "median", STATISTICS) or "median",
+        max_terms=t.int("max_terms", 7) or 7,
+        strategy=t.text("strategy", "model") or "model",
+        budget=t.int("budget", None),
+        seed=t.int("seed", 0, minimum=0) or 0,
+    )
+
+
+def _backend(raw: Any, base: Path) -> BackendConfig:
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    b = _Section(raw, "backend", ("name", "system", "noise", "replay_data"))
+    data = b.text("replay_data", None)
+    data_path = Path(data) if data else None
+    if data_path is not None and not data_path.is_absolute():
+        data_path = base / data_path
+    return BackendConfig(
+        name=b.text("name", "mpi", BACKENDS) or "mpi",
+        sim_system=b.text("system", "hopper") or "hopper",
+        noise=b.number("noise", 0.0),
+        replay_data=data_path,
+    )
+
+
+def default_config_path(cwd: Path | None = None) -> Path | None:
+    """Where a config is looked for without ``-c``: ``./iotune.yaml``, ``$IOTUNE_CONFIG``,
+    then ``$XDG_CONFIG_HOME/iotune/config.yaml`` (``~/.config/iotune/config.yaml``)."""
+    local = (cwd or Path.cwd()) / "iotune.yaml"
+    if local.is_file():
+        return local
+    env = os.environ.get("IOTUNE_CONFIG")
+    if env:
+        return Path(env)
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    user = xdg / "iotune" / "config.yaml"
+    return user if user.is_file() else None

@@ -1,0 +1,170 @@
+"""The measurement store: an append-only JSON-lines file, one record per measurement.
+
+Why not SQLite: its locking is unreliable on NFS and Lustre, where batch jobs keep their
+files. Appends here take a POSIX record lock (``fcntl.lockf``, honoured by NFS lockd), write
+one whole line with ``O_APPEND`` and ``fsync`` before returning, so a record is either fully
+on disk or absent. A line cut short by a crash (``kill -9`` mid-write) is ignored on read and
+sealed with a newline by the next append, so later records stay readable.
+
+A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iotune.errors import StoreError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SCHEMA_VERSION = 1
+STORE_FILE_NAME = "measurements.jsonl"
+
+#: Human words for where a number came from; every record carries one.
+PROVENANCE = {"mpi": "measured", "sim": "simulated", "replay": "replayed"}
+
+
+def now_iso() -> str:
+    """The current UTC time as an ISO 8601 string with seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def resolve_store_path(path: str | os.PathLike[str]) -> Path:
+    """The JSON-lines file behind a store path (a ``.jsonl`` file or a directory)."""
+    p = Path(path)
+    if p.is_dir() or (not p.suffix and not p.exists()):
+        return p / STORE_FILE_NAME
+    return p
+
+
+class Store:
+    """Append-only access to one store file; safe for several processes appending at once."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = resolve_store_path(path)
+
+    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Write ``record`` (adding ``schema_version``, ``id`` and ``recorded_at``) durably.
+
+        Returns the record as written. Raises StoreError when the file cannot be written.
+        """
+        full = {"schema_version": SCHEMA_VERSION, "id": uuid.uuid4().hex, **record,
+                "recorded_at": now_iso()}
+        line = (json.dumps(full, sort_keys=True, default=str) + "\n").encode()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"store {self.path}: cannot open for appending: {exc.strerror}"
+            ) from None
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX)
+            if _ends_without_newline(self.path):
+                line = b"\n" + line
+            _write_all(fd, line)
+            os.fsync(fd)
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: write failed: {exc.strerror}") from None
+        finally:
+            os.close(fd)  # closing releases the lock
+        return full
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record in file order; a torn or foreign line is skipped."""
+        return list(self.iter_records())
+
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        if not self.path.exists():
+            return
+        try:
+            handle = self.path.open("rb")
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: cannot read: {exc.strerror}") from None
+        with handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break  # torn last line of a crashed writer
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and "schema_version" in record:
+                    yield record
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+
+def _ends_without_newline(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except OSError:
+        return False
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
+    """One flat row of a record: identity columns, settings and params by name, result times.
+
+    Columns: ``write_time`` (open-to-close seconds), ``open_time``, ``write_phase_time``,
+    ``close_time``, ``bandwidth_mib_s``, ``bytes_written``, ``file_size_gib``.
+    """
+    row: dict[str, Any] = {
+        key: record.get(key)
+        for key in ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
+                    "rep", "backend", "provenance", "system", "status", "error", "host",
+                    "fs_type", "started_at", "state")
+    }
+    row.update(record.get("settings") or {})
+    row.update(record.get("params") or {})
+    result = record.get("result") or {}
+    times = result.get("times_s") or {}
+    row["write_time"] = times.get("total")
+    row["open_time"] = times.get("open")
+    row["write_phase_time"] = times.get("write")
+    row["close_time"] = times.get("close")
+    row["bandwidth_mib_s"] = result.get("bandwidth_mib_s")
+    written = result.get("bytes_written")
+    row["bytes_written"] = written
+    row["file_size_gib"] = written / 2**30 if written else None
+    return row
+
+
+def records_to_dataframe(records: Iterable[dict[str, Any]], include_failed: bool = False
+                         ) -> pd.DataFrame:
+    """A DataFrame of flattened records (successful ones only unless ``include_failed``)."""
+    import pandas as pd
+
+    rows = [flatten_record(r) for r in records if include_failed or r.get("status") == "ok"]
+    return pd.DataFrame(rows)
+
+
+def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False) -> pd.DataFrame:
+    """The store at ``path`` as a DataFrame, one row per (successful) measurement.
+
+    Raises StoreError when there is no store at ``path``.
+    """
+    store = Store(path)
+    if not store.exists():
+        raise StoreError(f"store {store.path}: no such file")
+    return records_to_dataframe(store.iter_records(), include_failed=include_failed)

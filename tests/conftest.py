@@ -1,0 +1,47 @@
+"""Shared fixtures: a venv-aware environment for subprocesses and small configs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def subprocess_env() -> dict[str, str]:
+    """os.environ with the test interpreter's bin dir first on PATH (for `iotune`, mpiexec)."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+@pytest.fixture
+def write_config(tmp_path: Path):
+    """Write a config mapping (merged over a small local default) and return its path."""
+
+    def write(overrides: dict | None = None, name: str = "iotune.yaml") -> Path:
+        scratch = tmp_path / "scratch"
+        scratch.mkdir(exist_ok=True)
+        base: dict = {
+            "schema_version": 1,
+            "system": {"name": "testbox", "scratch": str(scratch), "launcher": "mpiexec",
+                       "cores_per_node": 4, "aggregators_per_node": 4, "timeout": 120},
+            "store": "store.jsonl",
+            "kernel": {"name": "vpic", "args": {"particles_per_rank": 4096, "timesteps": 1}},
+            "space": {"cb_nodes": [1, 2], "romio_cb_write": ["enable", "disable"]},
+        }
+        for key, value in (overrides or {}).items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                base[key] = {**base[key], **value}
+            else:
+                base[key] = value
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(base, sort_keys=False))
+        return path
+
+    return write

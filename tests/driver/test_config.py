@@ -1,0 +1,101 @@
+"""Config validation: every bad input names the key and the rule."""
+
+from pathlib import Path
+
+import pytest
+
+from iotune.config import default_config_path, load_config, parse_config
+from iotune.errors import ConfigError
+
+
+def test_valid_config_loads_with_canonical_values(write_config, tmp_path):
+    path = write_config({"space": {"cb_buffer_size": ["1MiB", "4MiB"], "cb_nodes": [1, 2]}})
+    config = load_config(path)
+    assert config.space.as_dict()["cb_buffer_size"] == (2**20, 4 * 2**20)
+    assert config.kernel.args["particles_per_rank"] == 4096
+    assert config.kernel.args["fsync"] is True  # default filled in
+    assert config.store == tmp_path / "store.jsonl"  # relative to the config file
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, Path("/cfg/iotune.yaml"))
+    return str(info.value)
+
+
+def test_malformed_yaml_names_line():
+    message = _error("system:\n  name: x\n  scratch: [unclosed\nkernel: {name: vpic}\n")
+    assert message.startswith("/cfg/iotune.yaml: malformed YAML at line 4")
+
+
+def test_unknown_top_level_key():
+    assert _error("sytem: {}\n").startswith("sytem: unknown key; known keys: schema_version")
+
+
+def test_unknown_setting_in_space():
+    assert _error("space:\n  stripe_colour: [1]\n").startswith(
+        "space.stripe_colour: unknown setting 'stripe_colour'")
+
+
+def test_wrong_type_value():
+    message = _error("space:\n  cb_nodes: [two]\n")
+    assert message == "space.cb_nodes: 'two' is not a positive integer"
+
+
+def test_stripe_count_above_ost_count():
+    text = ("system: {ost_count: 8}\nspace: {stripe_count: [4, 16]}\n"
+            "train: {scales: [{cores: 4}]}\n")
+    assert _error(text) == "space.stripe_count: 16 exceeds the system's OST count (8)"
+
+
+def test_unknown_kernel_lists_known():
+    assert _error("kernel: {name: flash}\n") == (
+        "kernel.name: unknown kernel 'flash'; known kernels: ior, vpic")
+
+
+def test_unknown_launcher_lists_known():
+    assert _error("system: {launcher: qsub}\n") == (
+        "system.launcher: unknown launcher 'qsub'; known launchers: mpiexec, srun, template")
+
+
+def test_unknown_kernel_arg():
+    assert _error("kernel: {name: vpic, args: {particles: 5}}\n").startswith(
+        "kernel.args.particles: unknown argument of kernel 'vpic'")
+
+
+def test_lhs_needs_runs():
+    assert _error("train: {scales: [{cores: 2, design: lhs}]}\n") == (
+        "train.scales[0].runs: a Latin hypercube design needs its number of runs")
+
+
+def test_unset_environment_variable_in_scratch(monkeypatch):
+    monkeypatch.delenv("IOTUNE_NO_SUCH_VAR", raising=False)
+    assert "names an environment variable that is not set" in _error(
+        "system:\n  scratch: ${IOTUNE_NO_SUCH_VAR}/x\n")
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_default_config_lookup_order(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
+    assert default_config_path(tmp_path) is None
+    user = tmp_path / "xdg" / "iotune" / "config.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("{}")
+    assert default_config_path(tmp_path) == user
+    monkeypatch.setenv("IOTUNE_CONFIG", str(tmp_path / "env.yaml"))
+    assert default_config_path(tmp_path) == tmp_path / "env.yaml"
+    (tmp_path / "iotune.yaml").write_text("{}")
+    assert default_config_path(tmp_path) == tmp_path / "iotune.yaml"
+
+
+@pytest.mark.parametrize("name", ["local.yaml", "hopper-vpic.yaml"])
+def test_shipped_configs_load(name, monkeypatch):
+    monkeypatch.setenv("SCRATCH", "/scratch")
+    repo = Path(__file__).resolve().parents[2]
+    config = load_config(repo / "configs" / name)
+    assert config.space.names
