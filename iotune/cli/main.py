@@ -47,9 +47,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from iotune.cli import run_commands
+    from iotune.cli import run_commands, tune_commands
 
-    for command in run_commands.COMMANDS:
+    for command in [*run_commands.COMMANDS, *tune_commands.COMMANDS]:
         cli.add_command(command)
     try:
         from iotune.cli import model_commands

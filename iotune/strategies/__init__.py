@@ -1,0 +1,13 @@
+"""Search strategies behind one interface: model-guided, exhaustive, random, genetic."""
+
+from iotune.strategies.base import (
+    Evaluation,
+    SearchContext,
+    Strategy,
+    known_strategies,
+    make_strategy,
+    strategy_help,
+)
+
+__all__ = ["Evaluation", "SearchContext", "Strategy", "known_strategies", "make_strategy",
+           "strategy_help"]

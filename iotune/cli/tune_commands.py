@@ -1,0 +1,234 @@
+"""``iotune train``, ``iotune tune`` and ``iotune apply``."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from iotune.apply import FORMATS as APPLY_FORMATS
+from iotune.apply import load_tuned, render
+from iotune.backends import make_backend
+from iotune.campaign import (
+    Task,
+    check_fits_allocation,
+    describe_settings,
+    done_tasks,
+    plan_campaign,
+    run_campaign,
+    slurm_allocation,
+)
+from iotune.cli.common import config_option, format_option, parse_assignments, resolve_config
+from iotune.config import Config
+from iotune.errors import ConfigError
+from iotune.output import emit, progress, render_pairs, render_table, to_plain
+from iotune.sbatch import core_hours, job_script, seconds_per_run, write_job_script
+from iotune.settings import describe_value
+from iotune.store import Store
+from iotune.strategies import strategy_help
+from iotune.tuning import TuneResult, tune
+
+
+def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
+    """Inside a Slurm allocation runs go through srun unless a launcher was named."""
+    chosen = launcher or ("srun" if slurm_allocation() and config.system.launcher == "mpiexec"
+                          else None)
+    if chosen is None:
+        return config
+    if chosen == "srun" and not launcher:
+        progress("iotune: inside a Slurm allocation: launching with srun")
+    system = dataclasses.replace(config.system, launcher=chosen)
+    return dataclasses.replace(config, system=system)
+
+
+@click.command("train")
+@config_option
+@click.option("--backend", "backend_name", help="mpi (real runs), sim or replay.")
+@click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
+              help="Override the config's launcher (inside Slurm the default is srun).")
+@click.option("--dry-run", is_flag=True, help="Print the plan (runs, scales, core-hours).")
+@click.option("--emit-sbatch", "sbatch_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a Slurm job script that runs this campaign, and exit.")
+@click.option("--partition", help="Slurm partition for --emit-sbatch.")
+@click.option("--account", help="Slurm account for --emit-sbatch.")
+@click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
+def train_command(config_path: Path | None, backend_name: str | None, launcher: str | None,
+                  dry_run: bool, sbatch_path: Path | None, partition: str | None,
+                  account: str | None, retry_failed: bool) -> None:
+    """Measure the training design of the config at every scale, into the store.
+
+    Resumable: rerun the same command after a crash or a time limit and it skips every run
+    already recorded. Inside a Slurm allocation runs are launched with srun.
+
+    \b
+    Examples:
+      iotune train -c configs/local.yaml --dry-run
+      iotune train -c vpic.yaml --emit-sbatch train.sbatch && sbatch train.sbatch
+    """
+    config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
+    plans = plan_campaign(config)
+    store = Store(config.store)
+    per_run = seconds_per_run(store, config.kernel.name)
+    if sbatch_path is not None:
+        write_job_script(sbatch_path, job_script(config, plans, per_run, partition, account))
+        progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
+        return
+    done = done_tasks(store, retry_failed)
+    if dry_run:
+        rows = [{"cores": p.scale.cores, "design": p.scale.design,
+                 "configurations": p.configurations, "repetitions": config.train.repetitions,
+                 "runs": len(p.tasks), "already_done": sum(t.ident in done for t in p.tasks)}
+                for p in plans]
+        click.echo(render_table(rows))
+        total = sum(len(p.tasks) for p in plans)
+        hours = core_hours(plans, per_run, config.system.cores_per_node)
+        click.echo(f"\n{total} runs, about {per_run:.0f} s each: estimated {hours:.2f} "
+                   f"core-hours; store {config.store}")
+        return
+    allocation = slurm_allocation()
+    if allocation:
+        check_fits_allocation(plans, allocation)
+    backend = make_backend(config, backend_name)
+    counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
+                          progress=_train_progress)
+    progress(f"iotune: train done: {counts['ran']} run(s), {counts['skipped']} already in the "
+             f"store, {counts['failed']} failed; store {store.path}")
+    if counts["failed"]:
+        progress("iotune: failed runs are recorded with their reason: iotune results --failed")
+
+
+def _train_progress(i: int, n: int, task: Task, record: dict[str, Any] | None,
+                    eta: float | None) -> None:
+    width = len(str(n))
+    if record is None:
+        eta_text = f"  ETA {_duration(eta)}" if eta is not None else ""
+        progress(f"[{i:>{width}}/{n}] {task.request.cores} ranks rep {task.rep + 1}: "
+                 f"{describe_settings(dict(task.request.settings))}{eta_text}")
+    elif record["status"] == "ok":
+        result = record["result"]
+        progress(f"{'':>{2 * width + 3}} {result['bandwidth_mib_s']:.1f} MiB/s "
+                 f"({result['times_s']['total']:.2f} s, {record['provenance']})")
+    else:
+        progress(f"{'':>{2 * width + 3}} FAILED: {record['error']}")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+@click.command("tune", epilog="Strategies and their options:\n\n" + strategy_help())
+@config_option
+@click.option("--kernel", "kernel_name", help="Kernel to tune (default: the config's).")
+@click.option("--cores", type=click.IntRange(min=1), required=True, help="Target scale (ranks).")
+@click.option("--strategy", help="model (default), exhaustive, random or genetic.")
+@click.option("--budget", type=click.IntRange(min=1),
+              help="Configurations to evaluate at most at the target scale.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
+              help="A strategy option, e.g. --option top_k=10 --option population=20.")
+@click.option("--backend", "backend_name", help="mpi (real runs), sim or replay.")
+@click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
+              help="Override the config's launcher (inside Slurm the default is srun).")
+@click.option("--fresh", is_flag=True, help="Measure again instead of reusing earlier tune runs.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the tuned configuration YAML here.")
+@format_option("table", ("table", "json", "yaml"))
+def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
+                 strategy: str | None, budget: int | None, options: tuple[str, ...],
+                 backend_name: str | None, launcher: str | None, fresh: bool,
+                 output: Path | None, fmt: str) -> None:
+    """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
+
+    With the default 'model' strategy: fit the empirical model on the store's training
+    data, run the top_k predicted configurations, refit, run the new top_k_refit, and
+    report the best measured one with its speedup over the default configuration.
+
+    \b
+    Example:
+      iotune tune --kernel vpic --cores 2048 -o tuned.yaml
+      iotune apply tuned.yaml
+    """
+    config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
+    backend = make_backend(config, backend_name)
+    store = Store(config.store)
+    started = time.monotonic()
+    result = tune(config, backend, store, kernel=kernel_name or config.kernel.name, cores=cores,
+                  strategy=strategy, budget=budget,
+                  strategy_options=parse_assignments(options, "--option"), fresh=fresh,
+                  progress=lambda m: progress(f"iotune: {m}"))
+    tuned = result.to_tuned()
+    if output is not None:
+        output.write_text(yaml.safe_dump(to_plain(tuned), sort_keys=False))
+        progress(f"iotune: wrote {output}; job-script lines: iotune apply {output}")
+    if fmt == "table":
+        emit(None, fmt, text=_tune_text(result))
+    else:
+        emit({**tuned, "best": tuned["measured"] and {"settings": tuned["settings"],
+                                                        **tuned["measured"]},
+              "runs": result.runs}, fmt)
+    progress(f"iotune: tune took {time.monotonic() - started:.0f} s")
+
+
+def _tune_text(result: TuneResult) -> str:
+    label = {"mpi": "measured", "sim": "SIMULATED", "replay": "REPLAYED"}[result.backend]
+    lines = [f"Tuned {result.kernel} at {result.cores} ranks ({label}, {result.system}, "
+             f"strategy {result.strategy})", ""]
+    rows = []
+    for e in sorted(result.evaluations, key=lambda e: e.statistic or float("inf"))[:10]:
+        figures = result.figures(e)
+        rows.append({"settings": " ".join(f"{k}={describe_value(k, v)}"
+                                          for k, v in e.settings.items()),
+                     "time_s": figures.get("time_s"), "MiB/s": figures.get("bandwidth_mib_s"),
+                     "predicted_s": e.predicted, "reps": len(e.times)})
+    lines += [render_table(rows), ""]
+    summary: dict[str, Any] = {"default": _figure_text(result, result.default)}
+    if result.best is not None:
+        summary["best"] = _figure_text(result, result.best)
+        summary["settings"] = describe_settings(result.best.settings)
+    summary["speedup"] = f"{result.speedup:.2f}x" if result.speedup else "n/a"
+    summary["runs"] = f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} " \
+                      "configurations"
+    if result.model is not None:
+        summary["model"] = result.model.formula()
+    lines.append(render_pairs(summary))
+    return "\n".join(lines)
+
+
+def _figure_text(result: TuneResult, evaluation: Any) -> str:
+    f = result.figures(evaluation)
+    if f.get("status") == "failed":
+        return "failed: " + "; ".join(f["errors"][:1])
+    return (f"{f['bandwidth_mib_s']:.1f} MiB/s ({f['statistic']} {f['time_s']:.3f} s over "
+            f"{f['repetitions']} reps, range {f['time_min_s']:.3f}-{f['time_max_s']:.3f} s)")
+
+
+@click.command("apply")
+@click.argument("tuned_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--shell", type=click.Choice(["bash"]), default="bash", show_default=True,
+              help="Shell syntax of the printed lines.")
+@click.option("--format", "fmt", type=click.Choice(list(APPLY_FORMATS)), default="all",
+              show_default=True, help="Which mechanism to print.")
+@click.option("--dir", "directory", default='"$OUTPUT_DIR"', show_default=True,
+              help="Output directory for lfs setstripe.")
+def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> None:
+    """Print the job-script lines that apply a tuned configuration.
+
+    \b
+    Example:
+      iotune apply tuned.yaml --format cray >> job.sh
+    """
+    tuned = load_tuned(tuned_path)
+    if not tuned["settings"]:
+        raise ConfigError(f"{tuned_path}: settings: empty; the default configuration was best, "
+                          "there is nothing to apply")
+    click.echo(render(tuned, fmt, directory=directory))
+
+
+COMMANDS = [train_command, tune_command, apply_command]

@@ -1,0 +1,88 @@
+"""Slurm job scripts for training campaigns (``iotune train --emit-sbatch``)."""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from iotune import __version__
+from iotune.campaign import ScalePlan
+from iotune.config import Config
+from iotune.store import Store
+
+DEFAULT_SECONDS_PER_RUN = 60.0
+MARGIN = 1.5
+MINIMUM_SECONDS = 600
+
+
+def seconds_per_run(store: Store, kernel: str) -> float:
+    """Median wall time of this kernel's recorded runs, or a default when none exist."""
+    times = [float(r["elapsed_s"]) for r in store.iter_records()
+             if r.get("kernel") == kernel and r.get("elapsed_s") is not None]
+    return statistics.median(times) if times else DEFAULT_SECONDS_PER_RUN
+
+
+def estimate_seconds(plans: Sequence[ScalePlan], per_run: float) -> float:
+    """Wall time for every task of ``plans`` with ``MARGIN`` for variability."""
+    runs = sum(len(p.tasks) for p in plans)
+    return max(MINIMUM_SECONDS, runs * per_run * MARGIN)
+
+
+def core_hours(plans: Sequence[ScalePlan], per_run: float, cores_per_node: int) -> float:
+    """Core-hours charged for the campaign's runs (whole nodes per scale)."""
+    total = 0.0
+    for plan in plans:
+        nodes = -(-plan.scale.cores // cores_per_node)
+        total += len(plan.tasks) * per_run * nodes * cores_per_node / 3600
+    return total
+
+
+def slurm_time(seconds: float) -> str:
+    """``HH:MM:SS`` (or ``D-HH:MM:SS``) for sbatch ``--time``, rounded up to whole minutes."""
+    minutes = int(-(-seconds // 60))
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    clock = f"{hours:02d}:{minutes:02d}:00"
+    return f"{days}-{clock}" if days else clock
+
+
+def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
+               partition: str | None = None, account: str | None = None) -> str:
+    """A complete sbatch script that runs (or resumes) this training campaign."""
+    if config.path is None:
+        raise ValueError("a job script needs a config file on disk")
+    config_path = config.path.resolve()
+    max_cores = max(p.scale.cores for p in plans)
+    nodes = -(-max_cores // config.system.cores_per_node)
+    runs = sum(len(p.tasks) for p in plans)
+    seconds = estimate_seconds(plans, per_run)
+    lines = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name=iotune-train-{config.kernel.name}",
+        f"#SBATCH --nodes={nodes}",
+        f"#SBATCH --ntasks={max_cores}",
+        f"#SBATCH --time={slurm_time(seconds)}",
+        f"#SBATCH --output={config_path.parent / 'iotune-train-%j.out'}",
+    ]
+    if partition:
+        lines.append(f"#SBATCH --partition={partition}")
+    if account:
+        lines.append(f"#SBATCH --account={account}")
+    scales = ", ".join(str(p.scale.cores) for p in plans)
+    lines += [
+        f"# iotune {__version__} training campaign: {runs} runs at {scales} cores,",
+        f"# about {per_run:.0f} s per run. Resubmitting resumes where it stopped.",
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(config_path.parent))}",
+        f"{shlex.quote(sys.executable)} -m iotune train -c {shlex.quote(str(config_path))}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_job_script(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)

@@ -1,0 +1,169 @@
+"""The search interface: strategies propose configurations, a context measures them.
+
+A strategy sees the candidate configurations at the target scale and asks the
+:class:`SearchContext` to evaluate some; the context measures through the backend (with
+repetitions, reusing what the store already holds), records everything, charges the budget
+(one unit per configuration evaluated) and keeps the best-so-far history. So every strategy
+is compared at equal budgets, whatever backend measures.
+"""
+
+from __future__ import annotations
+
+import statistics
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from iotune.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Configuration = dict[str, Any]
+STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
+    "median": statistics.median,
+    "mean": statistics.fmean,
+    "min": min,
+}
+
+
+@dataclass
+class Evaluation:
+    """All measurements of one configuration at the target scale."""
+
+    settings: Configuration
+    key: str
+    times: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    bandwidths: list[float] = field(default_factory=list)
+    predicted: float | None = None
+    statistic: float | None = None
+    order: int = 0
+
+    def summarise(self, how: str) -> None:
+        self.statistic = STATISTICS[how](self.times) if self.times else None
+
+
+class SearchContext(ABC):
+    """What a strategy may use: the candidates, evaluation under a budget, training data."""
+
+    def __init__(self, candidates: Sequence[Configuration], budget: int | None) -> None:
+        self.candidates = list(candidates)
+        self.budget = budget
+        self.evaluations: dict[str, Evaluation] = {}
+        self.best_so_far: list[float] = []
+
+    @property
+    def remaining(self) -> int | None:
+        """Configurations that may still be evaluated (None: no limit)."""
+        return None if self.budget is None else max(0, self.budget - len(self.evaluations))
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining == 0
+
+    @abstractmethod
+    def key(self, settings: Mapping[str, Any]) -> str:
+        """The store key of ``settings`` at the target scale."""
+
+    @abstractmethod
+    def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
+        """Fill ``evaluation`` with measurements (times, failures)."""
+
+    def evaluate(self, configs: Sequence[Configuration]) -> list[Evaluation]:
+        """Evaluate ``configs`` in order until the budget runs out; known ones cost nothing."""
+        out = []
+        for settings in configs:
+            key = self.key(settings)
+            if key in self.evaluations:
+                out.append(self.evaluations[key])
+                continue
+            if self.exhausted:
+                break
+            evaluation = Evaluation(dict(settings), key, order=len(self.evaluations) + 1)
+            self._measure(dict(settings), evaluation)
+            self.evaluations[key] = evaluation
+            best = self.best()
+            if best is not None and best.statistic is not None:
+                self.best_so_far.append(best.statistic)
+            out.append(evaluation)
+        return out
+
+    def best(self) -> Evaluation | None:
+        """The evaluated configuration with the lowest statistic (time), if any succeeded."""
+        done = [e for e in self.evaluations.values() if e.statistic is not None]
+        return min(done, key=lambda e: e.statistic or 0.0) if done else None
+
+    def training_frame(self) -> pd.DataFrame | None:
+        """Measurements to fit a model on (training campaign and this search), if any."""
+        return None
+
+    def candidate_frame(self) -> pd.DataFrame:
+        """The candidates as a DataFrame with the target scale's ``cores`` column."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class StrategyOption:
+    name: str
+    default: Any
+    help: str
+
+
+class Strategy(ABC):
+    """A search algorithm. Subclasses list their options with defaults and docs."""
+
+    name: ClassVar[str] = ""
+    options: ClassVar[tuple[StrategyOption, ...]] = ()
+
+    def __init__(self, **values: Any) -> None:
+        known = {o.name for o in self.options}
+        unknown = set(values) - known
+        if unknown:
+            raise ConfigError(f"strategy {self.name}: unknown option(s) {sorted(unknown)}; "
+                              f"known: {', '.join(sorted(known)) or 'none'}")
+        self.values = {o.name: values.get(o.name, o.default) for o in self.options}
+        self.notes: dict[str, Any] = {}
+
+    @abstractmethod
+    def search(self, context: SearchContext) -> None:
+        """Evaluate configurations through ``context`` until done or out of budget."""
+
+
+_REGISTRY: dict[str, type[Strategy]] = {}
+
+
+def register_strategy(cls: type[Strategy]) -> type[Strategy]:
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def known_strategies() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def make_strategy(name: str, **options: Any) -> Strategy:
+    """The strategy called ``name``; ConfigError listing the known ones otherwise."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        raise ConfigError(f"--strategy: unknown strategy '{name}'; known strategies: "
+                          f"{', '.join(known_strategies())}")
+    return _REGISTRY[name](**options)
+
+
+def strategy_help() -> str:
+    """A table of every strategy's options, for ``--help`` and docs."""
+    _load_builtin()
+    lines = []
+    for name in sorted(_REGISTRY):
+        cls = _REGISTRY[name]
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        lines.append(f"{name}: {doc}")
+        lines += [f"    {o.name} (default {o.default}): {o.help}" for o in cls.options]
+    return "\n".join(lines)
+
+
+def _load_builtin() -> None:
+    from iotune.strategies import basic, genetic, model_guided  # noqa: F401

@@ -1,0 +1,227 @@
+"""``tune``: the baseline, a search strategy at the target scale, and the tuned result.
+
+The flow (Behzad et al., section 3): measure the default configuration (what the system
+gives with no settings), let the strategy evaluate configurations at the target scale under
+the budget, and report the best measured configuration with its speedup over the default.
+Every measurement is appended to the store (campaign ``tune``); measurements of the same
+configuration already in the store are reused unless ``fresh``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from iotune import __version__
+from iotune.backends import Backend, RunRequest
+from iotune.config import Config
+from iotune.errors import ConfigError
+from iotune.settings import SETTINGS, config_key, describe_value, mpiio_hints
+from iotune.space import SearchSpace
+from iotune.store import PROVENANCE, Store, now_iso, records_to_dataframe
+from iotune.strategies.base import Configuration, Evaluation, SearchContext, make_strategy
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ProgressFn = Callable[[str], None]
+TUNED_SCHEMA_VERSION = 1
+
+
+class StoreSearchContext(SearchContext):
+    """Evaluates configurations through a backend, recording into (and reusing) a store."""
+
+    def __init__(self, *, backend: Backend, store: Store, kernel: str, cores: int,
+                 params: Mapping[str, Any], space: SearchSpace, candidates: Sequence[Configuration],
+                 budget: int | None, repetitions: int, statistic: str, reuse: bool = True,
+                 progress: ProgressFn | None = None) -> None:
+        super().__init__(candidates, budget)
+        self.backend, self.store, self.kernel, self.cores = backend, store, kernel, cores
+        self.params = dict(params)
+        self.space = space
+        self.repetitions, self.statistic, self.reuse = repetitions, statistic, reuse
+        self.progress = progress
+        self.runs = 0
+        self.reused = 0
+
+    def key(self, settings: Mapping[str, Any]) -> str:
+        return config_key(self.kernel, self.cores, settings, self.params)
+
+    def previous(self, key: str) -> list[dict[str, Any]]:
+        if not self.reuse:
+            return []
+        return [r for r in self.store.iter_records()
+                if r.get("config_key") == key and r.get("backend") == self.backend.name
+                and r.get("campaign") == "tune"]
+
+    def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
+        records = self.previous(evaluation.key)[: self.repetitions]
+        self.reused += len(records)
+        request = RunRequest(self.kernel, self.cores, settings, self.params)
+        for rep in range(len(records), self.repetitions):
+            if self.progress:
+                self.progress(f"run {self.runs + 1}: config {evaluation.order} rep {rep + 1}/"
+                              f"{self.repetitions} {_settings_text(settings)}")
+            record = self.store.append({"campaign": "tune", **self.backend.measure(request, rep)})
+            self.runs += 1
+            records.append(record)
+        for record in records:
+            result = record.get("result") or {}
+            if record.get("status") == "ok":
+                evaluation.times.append(float(result["times_s"]["total"]))
+                evaluation.bandwidths.append(float(result["bandwidth_mib_s"]))
+            else:
+                evaluation.failures.append(str(record.get("error")))
+        evaluation.summarise(self.statistic)
+        if self.progress and evaluation.statistic is not None:
+            self.progress(f"  -> {self.statistic} {evaluation.statistic:.3f} s, "
+                          f"{max(evaluation.bandwidths):.1f} MiB/s best rep")
+
+    def training_frame(self) -> pd.DataFrame:
+        records = [r for r in self.store.iter_records()
+                   if r.get("kernel") == self.kernel and r.get("backend") == self.backend.name]
+        return records_to_dataframe(records)
+
+    def candidate_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        frame = pd.DataFrame(self.candidates)
+        frame["cores"] = self.cores
+        return frame
+
+
+def _settings_text(settings: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={describe_value(k, v)}" for k, v in settings.items()) or "defaults"
+
+
+@dataclass
+class TuneResult:
+    """The outcome of a tune, ready to print or to write as the tuned YAML."""
+
+    kernel: str
+    cores: int
+    nodes: int
+    params: dict[str, Any]
+    backend: str
+    system: str
+    strategy: str
+    default: Evaluation
+    best: Evaluation | None
+    evaluations: list[Evaluation]
+    runs: int
+    reused: int
+    elapsed_s: float
+    bytes_written: int
+    statistic: str
+    best_so_far: list[float] = field(default_factory=list)
+    model: Any = None
+
+    @property
+    def speedup(self) -> float | None:
+        if self.best is None or self.best.statistic is None or self.default.statistic is None:
+            return None
+        return self.default.statistic / self.best.statistic
+
+    def figures(self, evaluation: Evaluation) -> dict[str, Any]:
+        """Time statistic, bandwidth and spread over the repetitions of one configuration."""
+        if evaluation.statistic is None:
+            return {"status": "failed", "errors": evaluation.failures}
+        mib = self.bytes_written / 2**20
+        return {
+            "time_s": round(evaluation.statistic, 6),
+            "bandwidth_mib_s": round(mib / evaluation.statistic, 3),
+            "statistic": self.statistic,
+            "repetitions": len(evaluation.times),
+            "time_min_s": round(min(evaluation.times), 6),
+            "time_max_s": round(max(evaluation.times), 6),
+            "failed_repetitions": len(evaluation.failures),
+        }
+
+    def to_tuned(self) -> dict[str, Any]:
+        """The tuned-configuration document users check into their job scripts."""
+        best = self.best
+        settings = dict(best.settings) if best else {}
+        doc: dict[str, Any] = {
+            "schema_version": TUNED_SCHEMA_VERSION,
+            "iotune_version": __version__,
+            "created_at": now_iso(),
+            "kernel": self.kernel,
+            "kernel_args": self.params,
+            "cores": self.cores,
+            "nodes": self.nodes,
+            "system": self.system,
+            "backend": self.backend,
+            "provenance": PROVENANCE[self.backend],
+            "settings": {k: describe_value(k, v) if SETTINGS.get(k) and SETTINGS[k].kind == "bytes"
+                         else v for k, v in settings.items()},
+            "mpiio_hints": mpiio_hints(settings),
+            "measured": self.figures(best) if best else None,
+            "predicted_time_s": round(best.predicted, 6) if best and best.predicted else None,
+            "default": self.figures(self.default),
+            "speedup": round(self.speedup, 3) if self.speedup else None,
+            "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
+                       "runs": self.runs, "reused_measurements": self.reused,
+                       "elapsed_s": round(self.elapsed_s, 1)},
+        }
+        if self.model is not None:
+            doc["model"] = {"formula": self.model.formula(),
+                            "params": list(self.model.params),
+                            "training_rms_relative_error": self.model.training_error}
+        return doc
+
+
+def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: int,
+         strategy: str | None = None, budget: int | None = None,
+         strategy_options: Mapping[str, Any] | None = None, fresh: bool = False,
+         progress: ProgressFn | None = None) -> TuneResult:
+    """Measure the default, search at ``cores`` ranks, and return the best configuration."""
+    if kernel != config.kernel.name:
+        raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
+                          f"'{config.kernel.name}'; use a config for that kernel")
+    candidates = config.space.configurations(cores, config.system.limits)
+    if not candidates:
+        raise ConfigError(f"space: no valid configuration at {cores} cores (check cb_nodes "
+                          "against the ranks and aggregators_per_node)")
+    tune_cfg = config.tune
+    name = strategy or tune_cfg.strategy
+    options = dict(strategy_options or {})
+    if name == "model":
+        options.setdefault("top_k", tune_cfg.top_k)
+        options.setdefault("top_k_refit", tune_cfg.top_k_refit)
+        options.setdefault("refit_rounds", tune_cfg.refit_rounds)
+        options.setdefault("max_terms", tune_cfg.max_terms)
+    if name in ("model", "random", "genetic"):
+        options.setdefault("seed", tune_cfg.seed)
+    search = make_strategy(name, **options)
+    started = time.monotonic()
+    context = StoreSearchContext(
+        backend=backend, store=store, kernel=kernel, cores=cores, params=config.kernel.args,
+        space=config.space, candidates=candidates, budget=budget or tune_cfg.budget,
+        repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic, reuse=not fresh,
+        progress=progress,
+    )
+    if progress:
+        progress(f"default configuration at {cores} ranks (the baseline)")
+    default = Evaluation({}, context.key({}), order=0)
+    context._measure({}, default)
+    if progress:
+        progress(f"searching {len(candidates)} candidate configurations with '{name}'")
+    search.search(context)
+    spec_bytes = _bytes_written(context, default)
+    return TuneResult(
+        kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
+        params=config.kernel.args, backend=backend.name, system=config.system.name,
+        strategy=name, default=default, best=context.best(),
+        evaluations=sorted(context.evaluations.values(), key=lambda e: e.order),
+        runs=context.runs, reused=context.reused, elapsed_s=time.monotonic() - started,
+        bytes_written=spec_bytes, statistic=tune_cfg.statistic,
+        best_so_far=context.best_so_far, model=search.notes.get("model"),
+    )
+
+
+def _bytes_written(context: StoreSearchContext, default: Evaluation) -> int:
+    from iotune.kernels import get_kernel
+
+    return get_kernel(context.kernel).bytes_per_rank(context.params) * context.cores
