@@ -69,5 +69,5 @@ def fit_for_space(frame: pd.DataFrame, space: SearchSpace, max_terms: int,
         raise DataError(f"only {len(data)} usable training measurement(s); the model needs at "
                         "least 3 (run 'iotune train' first)")
     actionable = [n for n in numeric if n != "cores"]
-    return fit_model(data, numeric + categorical, TARGET, max_terms=terms,
+    return fit_model(data, numeric, TARGET, max_terms=terms,
                      actionable=actionable, categorical=categorical, seed=seed)
