@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from iotune import __version__
 from iotune.backends import Backend, RunRequest
 from iotune.config import Config
-from iotune.errors import ConfigError
+from iotune.errors import ConfigError, DataError
 from iotune.settings import SETTINGS, config_key, describe_value, mpiio_hints
 from iotune.space import SearchSpace
 from iotune.store import PROVENANCE, Store, now_iso, records_to_dataframe
@@ -202,6 +202,11 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic, reuse=not fresh,
         progress=progress,
     )
+    if name == "model" and not _has_training_data(store, kernel, backend.name):
+        raise DataError(
+            f"no training data for kernel '{kernel}' (backend {backend.name}) in the store "
+            f"{store.path}; run 'iotune train -c CONFIG' first, or use --strategy random"
+        )
     if progress:
         progress(f"default configuration at {cores} ranks (the baseline)")
     default = Evaluation({}, context.key({}), order=0)
@@ -219,6 +224,12 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         bytes_written=spec_bytes, statistic=tune_cfg.statistic,
         best_so_far=context.best_so_far, model=search.notes.get("model"),
     )
+
+
+def _has_training_data(store: Store, kernel: str, backend: str) -> bool:
+    return any(r.get("campaign") == "train" and r.get("kernel") == kernel
+               and r.get("backend") == backend and r.get("status") == "ok"
+               for r in store.iter_records())
 
 
 def _bytes_written(context: StoreSearchContext, default: Evaluation) -> int:

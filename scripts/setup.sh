@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VENV=${IOTUNE_VENV:-.venv}
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
-APT_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev hdf5-tools pkg-config)
+APT_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev hdf5-tools pkg-config slurm-wlm munge)
 HDF5_DIR=/usr/lib/x86_64-linux-gnu/hdf5/mpich
 [ -d "$HDF5_DIR" ] || HDF5_DIR=/usr/lib/$(uname -m)-linux-gnu/hdf5/mpich
 

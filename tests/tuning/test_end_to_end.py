@@ -1,0 +1,130 @@
+"""End to end on real MPI runs: train a tiny design, fit, tune, apply; and crash-resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from iotune.campaign import plan_campaign
+from iotune.config import load_config
+from iotune.store import Store
+
+pytestmark = pytest.mark.mpi
+
+TINY = {
+    "kernel": {"name": "vpic", "args": {"particles_per_rank": 16384, "timesteps": 1}},
+    "space": {"cb_config_list": ["*:2"], "cb_nodes": [1, 2],
+              "romio_cb_write": ["enable", "disable"]},
+    "train": {"repetitions": 1, "seed": 3, "scales": [{"cores": 2, "design": "full"}]},
+    "tune": {"top_k": 2, "top_k_refit": 1, "refit_rounds": 1, "repetitions": 1, "max_terms": 3},
+}
+
+
+def iotune(*args, cwd, env, check=True):
+    out = subprocess.run([sys.executable, "-m", "iotune", *args], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=600)
+    if check:
+        assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def test_train_fit_tune_apply(write_config, tmp_path, subprocess_env):
+    config = write_config(TINY)
+    iotune("train", "-c", str(config), cwd=tmp_path, env=subprocess_env)
+    records = Store(tmp_path / "store.jsonl").records()
+    assert len(records) == 4 and all(r["status"] == "ok" for r in records)
+    assert all(r["provenance"] == "measured" and r["backend"] == "mpi" for r in records)
+
+    fit = iotune("fit", str(tmp_path / "store.jsonl"), "--params", "cb_nodes",
+                 "--categorical", "romio_cb_write", "--target", "write_time",
+                 "--max-terms", "2", "--format", "json", cwd=tmp_path, env=subprocess_env)
+    assert json.loads(fit.stdout)["formula"].startswith("m = ")
+
+    # the bare command finds ./iotune.yaml
+    tuned_path = tmp_path / "tuned.yaml"
+    out = iotune("tune", "--kernel", "vpic", "--cores", "2", "--format", "json", "-o",
+                 str(tuned_path), cwd=tmp_path, env=subprocess_env)
+    result = json.loads(out.stdout)
+    assert {"best", "default", "speedup", "runs"} <= set(result)
+    assert result["default"]["repetitions"] == 1
+    assert result["best"]["time_s"] > 0
+    assert result["speedup"] == pytest.approx(
+        result["default"]["time_s"] / result["best"]["time_s"], rel=1e-3)
+    tuned = yaml.safe_load(tuned_path.read_text())
+    assert tuned["kernel"] == "vpic" and tuned["cores"] == 2
+    assert tuned["provenance"] == "measured" and tuned["model"]["formula"].startswith("m = ")
+    assert set(tuned["settings"]) == {"cb_config_list", "cb_nodes", "romio_cb_write"}
+    tune_records = [r for r in Store(tmp_path / "store.jsonl").records()
+                    if r["campaign"] == "tune"]
+    assert len(tune_records) == result["runs"] >= 3  # default + top_k 2 (+ refit)
+
+    applied = iotune("apply", str(tuned_path), "--format", "romio", cwd=tmp_path,
+                     env=subprocess_env)
+    assert f"cb_nodes {tuned['settings']['cb_nodes']}" in applied.stdout
+
+
+def test_tune_without_training_data_says_how(write_config, tmp_path, subprocess_env):
+    config = write_config(TINY)
+    out = iotune("tune", "-c", str(config), "--cores", "2", cwd=tmp_path, env=subprocess_env,
+                 check=False)
+    assert out.returncode == 3
+    assert "no training data for kernel 'vpic' (backend mpi) in the store" in out.stderr
+    assert "run 'iotune train -c CONFIG' first" in out.stderr
+    assert "run 1:" not in out.stderr  # nothing was measured before saying so
+    assert "Traceback" not in out.stderr
+
+
+def _kill_orphans(marker: str) -> None:
+    """Kill kernel processes of a killed driver (a batch system would kill the whole job)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_killed_train_resumes_to_exactly_the_complete_set(write_config, tmp_path,
+                                                          subprocess_env):
+    spec = dict(TINY, train={"repetitions": 2, "seed": 3,
+                             "scales": [{"cores": 2, "design": "full"}]})
+    config_path = write_config(spec)
+    config = load_config(config_path)
+    planned = {t.ident for p in plan_campaign(config) for t in p.tasks}
+    assert len(planned) == 8
+    store_path = tmp_path / "store.jsonl"
+    scratch = str(config.system.scratch)
+
+    def lines() -> int:
+        return len(store_path.read_text().splitlines()) if store_path.exists() else 0
+
+    for kill_after in (0, 1, 3, 6):  # records present when the job is killed
+        proc = subprocess.Popen([sys.executable, "-m", "iotune", "train", "-c", str(config_path)],
+                                cwd=tmp_path, env=subprocess_env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while lines() < kill_after and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.3)  # land inside a run, not between them
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        _kill_orphans(scratch)
+    iotune("train", "-c", str(config_path), cwd=tmp_path, env=subprocess_env)
+    records = Store(store_path).records()
+    idents = [(r["config_key"], r["rep"]) for r in records]
+    assert len(idents) == len(set(idents)), "a run was recorded twice"
+    assert set(idents) == planned
+    again = iotune("train", "-c", str(config_path), cwd=tmp_path, env=subprocess_env)
+    assert "0 run(s), 8 already in the store" in again.stderr
