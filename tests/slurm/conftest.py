@@ -1,0 +1,135 @@
+"""A real single-node Slurm, started for the test and stopped after it.
+
+Everything lives under the test's own directory (SLURM_CONF, state, spool, logs, pid
+files, free ports), so the test neither depends on nor disturbs a Slurm that some other
+process left running.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+DAEMONS = ("slurmctld", "slurmd", "munged", "sbatch", "sinfo", "squeue", "scontrol", "srun")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _ensure_munge() -> int | None:
+    """Start munged unless it runs; return its pid when this test started it."""
+    if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode == 0:
+        return None
+    Path("/run/munge").mkdir(parents=True, exist_ok=True)
+    shutil.chown("/run/munge", "munge", "munge")
+    subprocess.run(["runuser", "-u", "munge", "--", "munged", "--force"], check=True,
+                   capture_output=True)
+    for _ in range(50):
+        out = subprocess.run(["pgrep", "-x", "munged"], capture_output=True, text=True)
+        if out.returncode == 0:
+            return int(out.stdout.split()[0])
+        time.sleep(0.1)
+    pytest.fail("munged did not start")
+
+
+@pytest.fixture
+def slurm(tmp_path: Path):
+    """Start slurmctld and slurmd on this host; yields the environment that reaches them."""
+    missing = [d for d in DAEMONS if shutil.which(d) is None]
+    if missing:
+        pytest.fail(f"Slurm is not installed ({', '.join(missing)} missing): run "
+                    "scripts/setup.sh, which installs slurm-wlm and munge")
+    if os.geteuid() != 0:
+        pytest.fail("the Slurm test starts slurmctld and slurmd, which needs root")
+    host = socket.gethostname().split(".")[0]
+    root = tmp_path / "slurm"
+    for sub in ("state", "spool", "log"):
+        (root / sub).mkdir(parents=True)
+    conf = root / "slurm.conf"
+    conf.write_text(f"""\
+ClusterName=iotunetest
+SlurmctldHost={host}
+SlurmctldPort={_free_port()}
+SlurmdPort={_free_port()}
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={root / "state"}
+SlurmdSpoolDir={root / "spool"}
+SlurmctldPidFile={root / "slurmctld.pid"}
+SlurmdPidFile={root / "slurmd.pid"}
+SlurmctldLogFile={root / "log" / "slurmctld.log"}
+SlurmdLogFile={root / "log" / "slurmd.log"}
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=pmi2
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+NodeName={host} CPUs={os.cpu_count()} State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+""")
+    env = {**os.environ, "SLURM_CONF": str(conf)}
+    munge_pid = _ensure_munge()
+    started: list[Path] = []
+    try:
+        for daemon, pidfile in (("slurmctld", "slurmctld.pid"), ("slurmd", "slurmd.pid")):
+            subprocess.run([daemon], env=env, check=True, capture_output=True, timeout=60)
+            started.append(root / pidfile)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            out = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True,
+                                 text=True)
+            if out.returncode == 0 and out.stdout.strip() in ("idle", "mixed"):
+                break
+            time.sleep(0.5)
+        else:
+            logs = "".join(p.read_text()[-1500:] for p in (root / "log").glob("*.log"))
+            pytest.fail(f"Slurm did not become idle within 90 s; logs:\n{logs}")
+        yield env
+    finally:
+        for pidfile in started:
+            _stop(pidfile)
+        if munge_pid is not None:
+            _stop_pid(munge_pid)
+
+
+def _stop(pidfile: Path) -> None:
+    for _ in range(50):  # a daemon writes its pid file shortly after forking
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.1)
+    if pidfile.exists() and pidfile.read_text().strip():
+        _stop_pid(int(pidfile.read_text().strip()))
+
+
+def _stop_pid(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in range(100):
+        if not _pid_alive(pid):
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
