@@ -1,0 +1,56 @@
+"""A non-editable install finds its kernels without the source tree."""
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The wheel of this tree, unpacked as an install target (its deps come from the venv)."""
+    wheels = tmp_path_factory.mktemp("wheels")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(wheels), str(REPO)], check=True, capture_output=True,
+                   timeout=300)
+    target = tmp_path_factory.mktemp("site")
+    (wheel,) = wheels.glob("iotune-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(target)
+    return target
+
+
+def _env(target):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(target)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def test_wheel_ships_kernels_and_configs(installed):
+    assert (installed / "iotune_kernels" / "vpicio.py").is_file()
+    assert (installed / "iotune_kernels" / "ior.py").is_file()
+    assert (installed / "iotune" / "sim" / "systems" / "hopper.yaml").is_file()
+
+
+@pytest.mark.mpi
+def test_installed_iotune_runs_a_kernel_from_its_own_files(installed, tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (tmp_path / "iotune.yaml").write_text(
+        f"system: {{scratch: {scratch}, cores_per_node: 2}}\nstore: s.jsonl\n"
+        "kernel: {name: vpic, args: {particles_per_rank: 1024}}\n")
+    out = subprocess.run([sys.executable, "-m", "iotune", "run", "--cores", "2", "--format", "json"],
+                         cwd=tmp_path, env=_env(installed), capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    record = json.loads(out.stdout)
+    assert record["status"] == "ok", record.get("error")
+    kernel_path = Path(record["command"][record["command"].index("-n") + 3])
+    assert kernel_path == installed / "iotune_kernels" / "vpicio.py"
