@@ -1,0 +1,58 @@
+"""How fast the simulated Lustre system evaluates configurations (a script, not a test).
+
+Builds 10^5 random configurations (stripe count, stripe size, aggregators, buffer size,
+``romio_cb_write`` as strings) as a pandas DataFrame and times ``simulate_times`` on them,
+validation and noise included, for VPIC-IO at 8192 cores on the ``hopper`` preset. Target:
+10^5 configurations in under 1 s. Prints the best of ``--repeat`` runs.
+
+    python benchmarks/sim_speed.py [--configs 100000] [--repeat 5] [--system hopper]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from iotune.sim import Pattern, simulate_times
+
+MIB = 2**20
+
+
+def random_configs(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """``n`` configurations spread over the ranges a tuner explores."""
+    return pd.DataFrame({
+        "stripe_count": rng.integers(1, 157, n),
+        "stripe_size": rng.choice([1, 2, 4, 8, 16, 32, 64, 96, 128], n) * MIB,
+        "cb_nodes": rng.integers(1, 343, n),
+        "cb_buffer_size": rng.choice([1, 4, 16, 64], n) * MIB,
+        "romio_cb_write": rng.choice(["enable", "disable", "automatic"], n),
+    })
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--system", default="hopper")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    configs = random_configs(args.configs, rng)
+    pattern = Pattern.vpic(8192)
+    simulate_times(args.system, pattern, configs.head(10), rng=rng)  # warm up imports
+    best = float("inf")
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        result = simulate_times(args.system, pattern, configs, noise=1.0, rng=rng)
+        best = min(best, time.perf_counter() - start)
+    assert result.time_s.shape == (args.configs,)
+    print(f"sim_speed: {args.configs} configurations on '{args.system}' (VPIC-IO, 8192 ranks, "
+          f"noise on) in {best:.3f} s (best of {args.repeat}): "
+          f"{args.configs / best:,.0f} configurations/s; target < 1 s for 100000: "
+          f"{'met' if best * 100_000 / args.configs < 1.0 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

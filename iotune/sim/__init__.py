@@ -1,0 +1,42 @@
+"""A simulated Lustre system: an analytic model of parallel write time, with noise.
+
+Use it to plan at scales this machine cannot run. Results are labelled ``backend = "sim"``
+and carry the system name; they are never measurements.
+
+>>> from iotune.sim import Pattern, simulate_times
+>>> r = simulate_times("hopper", Pattern.vpic(8192), {"stripe_count": [2, 156]}, noise=0)
+>>> r.backend, r.system
+('sim', 'hopper')
+
+Modules: :mod:`~iotune.sim.system` (presets and validation), :mod:`~iotune.sim.pattern`
+(what is written), :mod:`~iotune.sim.configs` (configuration columns and defaults),
+:mod:`~iotune.sim.lustre` (the model and its equations), :mod:`~iotune.sim.noise`
+(idle/busy log-normal mixture), :mod:`~iotune.sim.space` (the paper's search spaces),
+:mod:`~iotune.sim.table3` (the paper's Table 3 beside the model's). ``docs/sim.md`` has
+the whole model in one place.
+"""
+
+from __future__ import annotations
+
+from iotune.sim.configs import IGNORED_HDF5_COLUMNS, MODELLED_COLUMNS
+from iotune.sim.lustre import Breakdown
+from iotune.sim.pattern import Pattern
+from iotune.sim.simulate import SimResult, model_breakdown, simulate_times
+from iotune.sim.space import paper_space
+from iotune.sim.system import NoiseSpec, SimDefaults, SimSystem, list_systems, load_system
+
+__all__ = [
+    "IGNORED_HDF5_COLUMNS",
+    "MODELLED_COLUMNS",
+    "Breakdown",
+    "NoiseSpec",
+    "Pattern",
+    "SimDefaults",
+    "SimResult",
+    "SimSystem",
+    "list_systems",
+    "load_system",
+    "model_breakdown",
+    "paper_space",
+    "simulate_times",
+]

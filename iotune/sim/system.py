@@ -1,0 +1,344 @@
+"""Simulated Lustre systems: YAML presets validated once into frozen dataclasses.
+
+A preset is a YAML mapping of the constants the physics model in :mod:`iotune.sim.lustre`
+uses. Presets ship in ``iotune/sim/systems/<name>.yaml``; :func:`load_system` takes a preset
+name or a path to a YAML file of the same shape. Every problem is a
+:class:`~iotune.errors.ConfigError` whose message starts with the key path and states the
+rule, e.g. ``system.ost_count: 0 is not a positive integer``.
+
+Keys (all required unless a default is given; bandwidths in MiB/s, times in seconds, sizes in
+bytes or strings such as ``"1MiB"``):
+
+``name``, ``description``
+    Identification; ``name`` is what every simulated result carries.
+``cores_per_node``
+    Cores (MPI ranks) per compute node; the default node count is ``ceil(ranks / cores_per_node)``.
+``injection_bandwidth_mib_s``  (``B_inj``)
+    Network bandwidth into one node, used by the collective-buffering shuffle.
+``client_bandwidth_mib_s``  (``B_cl``)
+    Bandwidth one node's Lustre client sustains writing to the servers (at most ``B_inj``).
+``fabric_bandwidth_mib_s``  (``B_fab``) and ``fabric_exponent``  (``gamma``)
+    The bandwidth a job of ``N`` nodes can push out of its part of the network towards the
+    storage, ``B_fab N^gamma``. On a 3D torus (Cray Gemini) traffic leaves a job's region
+    through its surface, which grows as ``N^(2/3)``; on a network with full global
+    bandwidth ``gamma = 1`` (and ``B_fab`` the per-node share).
+``aggregator_contention``  (``epsilon``)
+    Extra cost, as a fraction, of each additional aggregator on one node: they share the
+    node's memory bandwidth, network link and Lustre client (``1 + epsilon (k - 1)``).
+``ost_count``  (``n_ost``)
+    Object storage targets of the file system; larger stripe counts are clamped to it.
+``ost_bandwidth_mib_s``  (``B_ost``)
+    Streaming write bandwidth of one OST for large, uncontended RPCs.
+``peak_bandwidth_mib_s``  (``B_pk``)
+    Aggregate bandwidth of the whole file system (servers and their network).
+``rpc_size``  (``r_max``)
+    Largest bulk RPC the client sends (Lustre's ``max_pages_per_rpc``; 1 MiB by default).
+``rpc_overhead_s``  (``t_rpc``)
+    Fixed cost of one RPC at an OST, on top of its transfer time.
+``lock_overhead_s``  (``t_lock``)
+    Cost of one extent-lock conflict (callback, flush, cancel, re-enqueue).
+``open_base_s``  (``t_open``) and ``open_per_stripe_s``  (``t_stripe``)
+    File create/open cost, and the extra cost of each stripe object (allocation, layout).
+``mds_parallel_creates``  (``m``)
+    Creates the metadata server completes concurrently (file-per-process patterns).
+``write_call_overhead_s``  (``t_call``)
+    Client-side cost of one ``write`` call of an independent writer.
+``mpi_latency_s``  (``alpha``) and ``alltoall_per_rank_s``  (``beta``)
+    Latency of one step of a collective, and the per-peer cost of the all-to-all of sizes
+    that every two-phase round performs.
+``ost_jitter``  (``sigma_ost``)
+    Coefficient of variation of OST service time; a synchronous step waits for the slowest
+    of ``u`` OSTs, ``E[max] ~ 1 + sigma_ost * sqrt(2 ln u)``.
+``defaults``
+    What a run gets when it sets nothing: ``stripe_count``, ``stripe_size``,
+    ``cb_buffer_size``, ``cb_nodes`` (``stripe_count`` = one aggregator per stripe, Cray
+    MPI-IO's rule on Lustre; ``nodes`` = one per node, ROMIO's generic rule; or an integer),
+    ``romio_cb_write`` and ``romio_ds_write`` (``enable``/``disable``/``automatic``).
+``noise``
+    The variability of measurements (see :mod:`iotune.sim.noise`): ``idle_sigma`` (sigma of
+    the log-normal factor in the idle state), ``p_busy`` (probability that a measurement
+    meets a busy file system), ``busy_mean`` and ``busy_sigma`` (mean and sigma of the
+    log-normal factor that multiplies the time in the busy state).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iotune.errors import ConfigError
+from iotune.units import parse_bytes
+
+ENABLE_WORDS = ("enable", "disable", "automatic")
+CB_NODES_RULES = ("stripe_count", "nodes")
+_PRESET_DIR = "systems"
+
+
+@dataclass(frozen=True)
+class SimDefaults:
+    """What a run gets for a setting it leaves unset."""
+
+    stripe_count: int
+    stripe_size: int
+    cb_buffer_size: int
+    cb_nodes: str | int
+    romio_cb_write: str
+    romio_ds_write: str
+
+    def cb_nodes_for(self, stripe_count: int, nodes: int) -> int:
+        """The default aggregator count for a file of ``stripe_count`` stripes on ``nodes``."""
+        if self.cb_nodes == "stripe_count":
+            return stripe_count
+        if self.cb_nodes == "nodes":
+            return nodes
+        return int(self.cb_nodes)
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """Measurement variability at noise level 1 (two-state log-normal mixture)."""
+
+    idle_sigma: float
+    p_busy: float
+    busy_mean: float
+    busy_sigma: float
+
+
+@dataclass(frozen=True)
+class SimSystem:
+    """A validated simulated Lustre system (see the module docstring for each constant)."""
+
+    name: str
+    description: str
+    cores_per_node: int
+    injection_bandwidth_mib_s: float
+    client_bandwidth_mib_s: float
+    fabric_bandwidth_mib_s: float
+    fabric_exponent: float
+    aggregator_contention: float
+    ost_count: int
+    ost_bandwidth_mib_s: float
+    peak_bandwidth_mib_s: float
+    rpc_size: int
+    rpc_overhead_s: float
+    lock_overhead_s: float
+    open_base_s: float
+    open_per_stripe_s: float
+    mds_parallel_creates: int
+    write_call_overhead_s: float
+    mpi_latency_s: float
+    alltoall_per_rank_s: float
+    ost_jitter: float
+    defaults: SimDefaults
+    noise: NoiseSpec
+
+    def nodes_for(self, ranks: int) -> int:
+        """Default node count of a run with ``ranks`` ranks: ``ceil(ranks / cores_per_node)``."""
+        return -(-ranks // self.cores_per_node)
+
+
+_POSITIVE_INT = ("cores_per_node", "ost_count", "mds_parallel_creates")
+_POSITIVE_FLOAT = (
+    "injection_bandwidth_mib_s",
+    "client_bandwidth_mib_s",
+    "fabric_bandwidth_mib_s",
+    "fabric_exponent",
+    "ost_bandwidth_mib_s",
+    "peak_bandwidth_mib_s",
+)
+_NON_NEGATIVE_FLOAT = (
+    "aggregator_contention",
+    "rpc_overhead_s",
+    "lock_overhead_s",
+    "open_base_s",
+    "open_per_stripe_s",
+    "write_call_overhead_s",
+    "mpi_latency_s",
+    "alltoall_per_rank_s",
+    "ost_jitter",
+)
+_TOP_KEYS = frozenset(
+    ("name", "description", "rpc_size", "defaults", "noise",
+     *_POSITIVE_INT, *_POSITIVE_FLOAT, *_NON_NEGATIVE_FLOAT)
+)
+_DEFAULT_KEYS = frozenset(
+    ("stripe_count", "stripe_size", "cb_buffer_size", "cb_nodes", "romio_cb_write",
+     "romio_ds_write")
+)
+_NOISE_KEYS = frozenset(("idle_sigma", "p_busy", "busy_mean", "busy_sigma"))
+
+
+def list_systems() -> list[str]:
+    """Names of the shipped presets, sorted."""
+    root = resources.files("iotune.sim").joinpath(_PRESET_DIR)
+    return sorted(p.name[: -len(".yaml")] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_system(name_or_path: str | Path) -> SimSystem:
+    """The preset called ``name_or_path``, or the YAML file at that path, validated.
+
+    A value naming an existing file (or ending in ``.yaml``/``.yml``) is read as a path;
+    otherwise it must be a shipped preset (:func:`list_systems`). Raises ConfigError.
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"system: no such file: {text}")
+        raw = path.read_text(encoding="utf-8")
+    else:
+        known = list_systems()
+        if text not in known:
+            raise ConfigError(
+                f"system: unknown system '{text}'; known systems: {', '.join(known)} "
+                "(or give a path to a YAML file)"
+            )
+        preset = resources.files("iotune.sim").joinpath(_PRESET_DIR, f"{text}.yaml")
+        raw = preset.read_text("utf-8")
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"system: {text} is not valid YAML: {exc}") from None
+    return system_from_mapping(data)
+
+
+def system_from_mapping(data: Any, where: str = "system") -> SimSystem:
+    """Validate a parsed preset (a mapping) into a :class:`SimSystem`; raises ConfigError."""
+    top = _mapping(data, where)
+    _no_unknown(top, _TOP_KEYS, where)
+    values: dict[str, Any] = {}
+    for key in ("name", "description"):
+        value = _require(top, key, where)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}.{key}: {value!r} is not a non-empty string")
+        values[key] = value.strip()
+    for key in _POSITIVE_INT:
+        values[key] = _positive_int(_require(top, key, where), f"{where}.{key}")
+    for key in _POSITIVE_FLOAT:
+        values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=True)
+    for key in _NON_NEGATIVE_FLOAT:
+        values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=False)
+    values["rpc_size"] = _size(_require(top, "rpc_size", where), f"{where}.rpc_size")
+    if values["client_bandwidth_mib_s"] > values["injection_bandwidth_mib_s"]:
+        raise ConfigError(
+            f"{where}.client_bandwidth_mib_s: {values['client_bandwidth_mib_s']:g} exceeds "
+            f"injection_bandwidth_mib_s ({values['injection_bandwidth_mib_s']:g}); a node's "
+            "Lustre client cannot write faster than its network link"
+        )
+    if values["fabric_exponent"] > 1:
+        raise ConfigError(
+            f"{where}.fabric_exponent: {values['fabric_exponent']:g} exceeds 1; a job's network "
+            "bandwidth cannot grow faster than its node count"
+        )
+    values["defaults"] = _defaults(_require(top, "defaults", where), f"{where}.defaults",
+                                   values["ost_count"])
+    values["noise"] = _noise(_require(top, "noise", where), f"{where}.noise")
+    return SimSystem(**values)
+
+
+def _defaults(data: Any, where: str, ost_count: int) -> SimDefaults:
+    block = _mapping(data, where)
+    _no_unknown(block, _DEFAULT_KEYS, where)
+    count = _positive_int(_require(block, "stripe_count", where), f"{where}.stripe_count")
+    if count > ost_count:
+        raise ConfigError(
+            f"{where}.stripe_count: {count} exceeds ost_count ({ost_count})"
+        )
+    stripe_size = _size(_require(block, "stripe_size", where), f"{where}.stripe_size")
+    if stripe_size % 65536:
+        raise ConfigError(
+            f"{where}.stripe_size: {stripe_size} is not a multiple of 64 KiB (Lustre's rule)"
+        )
+    cb_nodes_raw = _require(block, "cb_nodes", where)
+    is_rule = isinstance(cb_nodes_raw, str) and cb_nodes_raw in CB_NODES_RULES
+    is_count = type(cb_nodes_raw) is int and cb_nodes_raw > 0
+    if not (is_rule or is_count):
+        raise ConfigError(
+            f"{where}.cb_nodes: {cb_nodes_raw!r} is not one of {', '.join(CB_NODES_RULES)} "
+            "or a positive integer"
+        )
+    words = {}
+    for key in ("romio_cb_write", "romio_ds_write"):
+        value = _require(block, key, where)
+        if not isinstance(value, str) or value not in ENABLE_WORDS:
+            raise ConfigError(f"{where}.{key}: {value!r} is not one of {', '.join(ENABLE_WORDS)}")
+        words[key] = value
+    return SimDefaults(
+        stripe_count=count,
+        stripe_size=stripe_size,
+        cb_buffer_size=_size(_require(block, "cb_buffer_size", where), f"{where}.cb_buffer_size"),
+        cb_nodes=cb_nodes_raw,
+        romio_cb_write=words["romio_cb_write"],
+        romio_ds_write=words["romio_ds_write"],
+    )
+
+
+def _noise(data: Any, where: str) -> NoiseSpec:
+    block = _mapping(data, where)
+    _no_unknown(block, _NOISE_KEYS, where)
+    idle_sigma = _number(_require(block, "idle_sigma", where), f"{where}.idle_sigma", False)
+    p_busy = _number(_require(block, "p_busy", where), f"{where}.p_busy", False)
+    if p_busy > 1:
+        raise ConfigError(f"{where}.p_busy: {p_busy} is not a probability in [0, 1]")
+    busy_mean = _number(_require(block, "busy_mean", where), f"{where}.busy_mean", True)
+    if busy_mean < 1:
+        raise ConfigError(
+            f"{where}.busy_mean: {busy_mean} is below 1; a busy file system cannot be faster"
+        )
+    busy_sigma = _number(_require(block, "busy_sigma", where), f"{where}.busy_sigma", False)
+    return NoiseSpec(idle_sigma, p_busy, busy_mean, busy_sigma)
+
+
+def _mapping(data: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
+    for key in data:
+        if not isinstance(key, str):
+            raise ConfigError(f"{where}: key {key!r} is not a string")
+    return data
+
+
+def _no_unknown(block: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+    for key in block:
+        if key not in allowed:
+            raise ConfigError(
+                f"{where}.{key}: unknown key; known keys: {', '.join(sorted(allowed))}"
+            )
+
+
+def _require(block: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in block or block[key] is None:
+        raise ConfigError(f"{where}.{key}: missing (required)")
+    return block[key]
+
+
+def _positive_int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where}: {value!r} is not a positive integer")
+    return value
+
+
+def _number(value: Any, where: str, positive: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where}: {value!r} is not a finite number")
+    if positive and value <= 0:
+        raise ConfigError(f"{where}: {value!r} is not a positive number")
+    if not positive and value < 0:
+        raise ConfigError(f"{where}: {value!r} is negative; it must be >= 0")
+    return float(value)
+
+
+def _size(value: Any, where: str) -> int:
+    try:
+        size = parse_bytes(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if size <= 0:
+        raise ConfigError(f"{where}: {value!r} is not a positive byte size")
+    return size
