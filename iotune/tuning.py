@@ -45,16 +45,18 @@ class StoreSearchContext(SearchContext):
         self.progress = progress
         self.runs = 0
         self.reused = 0
+        self._earlier: dict[str, list[dict[str, Any]]] = {}
+        if reuse:  # one pass over the store, not one per configuration
+            for record in store.iter_records():
+                if record.get("backend") == backend.name and record.get("campaign") == "tune":
+                    self._earlier.setdefault(record.get("config_key", ""), []).append(record)
 
     def key(self, settings: Mapping[str, Any]) -> str:
         return config_key(self.kernel, self.cores, settings, self.params)
 
     def previous(self, key: str) -> list[dict[str, Any]]:
-        if not self.reuse:
-            return []
-        return [r for r in self.store.iter_records()
-                if r.get("config_key") == key and r.get("backend") == self.backend.name
-                and r.get("campaign") == "tune"]
+        """Measurements of ``key`` by this backend from earlier tunes (empty when fresh)."""
+        return list(self._earlier.get(key, []))
 
     def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
         records = self.previous(evaluation.key)[: self.repetitions]

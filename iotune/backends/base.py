@@ -100,4 +100,4 @@ def make_backend(config: Config, name: str | None = None) -> Backend:
 
 def _load_builtin() -> None:
     # Imported for their registration side effect, late to keep `import iotune` light.
-    from iotune.backends import mpi  # noqa: F401
+    from iotune.backends import mpi, sim  # noqa: F401

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,6 +34,32 @@ def format_option(default: str = "table", choices: Iterable[str] = FORMATS) -> C
         )(func)
 
     return wrap
+
+
+def backend_options(func: F) -> F:
+    """``--backend``, ``--system`` and ``--noise``: which backend measures, and how."""
+    func = click.option("--noise", type=click.FloatRange(min=0),
+                        help="sim: noise level (0 = deterministic; default: the config's).")(func)
+    func = click.option("--system", "sim_system",
+                        help="sim: system preset (hopper, perlmutter) or a preset YAML file.")(func)
+    return click.option("--backend", "backend_name", type=click.Choice(["mpi", "sim", "replay"]),
+                        help="mpi: real runs; sim: the simulated Lustre system; replay: "
+                             "recorded measurements. Default: the config's (mpi).")(func)
+
+
+def with_backend(config: Config, backend: str | None, sim_system: str | None,
+                 noise: float | None) -> Config:
+    """``config`` with the backend options of the command line applied."""
+    changes: dict[str, Any] = {}
+    if backend:
+        changes["name"] = backend
+    if sim_system:
+        changes["sim_system"] = sim_system
+    if noise is not None:
+        changes["noise"] = noise
+    if not changes:
+        return config
+    return dataclasses.replace(config, backend=dataclasses.replace(config.backend, **changes))
 
 
 def resolve_config(config_path: Path | None, required: bool = False) -> Config:

@@ -8,7 +8,14 @@ from typing import Any
 import click
 
 from iotune.backends import RunRequest, make_backend
-from iotune.cli.common import config_option, format_option, parse_assignments, resolve_config
+from iotune.cli.common import (
+    backend_options,
+    config_option,
+    format_option,
+    parse_assignments,
+    resolve_config,
+    with_backend,
+)
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
 from iotune.output import emit, progress, render_pairs
@@ -59,7 +66,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
               help="A kernel argument, e.g. --arg particles_per_rank=1048576.")
 @click.option("--reps", type=click.IntRange(min=1), default=1, show_default=True,
               help="Repetitions (each one a record).")
-@click.option("--backend", "backend_name", help="mpi (real runs), sim or replay.")
+@backend_options
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="Store to append to (default: the config's).")
 @click.option("--no-store", is_flag=True, help="Do not record the result.")
@@ -67,21 +74,21 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
 @format_option("table", ("table", "json", "yaml"))
 def run_command(config_path: Path | None, kernel_name: str | None, cores: int,
                 sets: tuple[str, ...], args: tuple[str, ...], reps: int,
-                backend_name: str | None, store_path: Path | None, no_store: bool,
-                dry_run: bool, fmt: str) -> None:
+                backend_name: str | None, sim_system: str | None, noise: float | None,
+                store_path: Path | None, no_store: bool, dry_run: bool, fmt: str) -> None:
     """Run one configuration of a kernel and record the measurement.
 
     \b
     Example:
       iotune run --kernel vpic --cores 4 --set cb_nodes=2 --set romio_cb_write=disable
     """
-    config = resolve_config(config_path)
+    config = with_backend(resolve_config(config_path), backend_name, sim_system, noise)
     spec = get_kernel(kernel_name or config.kernel.name, "--kernel")
     base_params = config.kernel.args if spec.name == config.kernel.name else {}
     params = spec.normalise_params({**base_params, **parse_assignments(args, "--arg")}, "--arg")
     settings = normalise_settings(parse_assignments(sets, "--set"), "--set")
     check_configuration(settings, cores, config.system.limits, "--set")
-    backend = make_backend(config, backend_name)
+    backend = make_backend(config)
     request = RunRequest(spec.name, cores, settings, params)
     if dry_run:
         click.echo(backend.describe(request))

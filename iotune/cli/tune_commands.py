@@ -22,7 +22,14 @@ from iotune.campaign import (
     run_campaign,
     slurm_allocation,
 )
-from iotune.cli.common import config_option, format_option, parse_assignments, resolve_config
+from iotune.cli.common import (
+    backend_options,
+    config_option,
+    format_option,
+    parse_assignments,
+    resolve_config,
+    with_backend,
+)
 from iotune.config import Config
 from iotune.errors import ConfigError
 from iotune.output import emit, progress, render_pairs, render_table, to_plain
@@ -47,7 +54,7 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 
 @click.command("train")
 @config_option
-@click.option("--backend", "backend_name", help="mpi (real runs), sim or replay.")
+@backend_options
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (runs, scales, core-hours).")
@@ -56,7 +63,8 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 @click.option("--partition", help="Slurm partition for --emit-sbatch.")
 @click.option("--account", help="Slurm account for --emit-sbatch.")
 @click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
-def train_command(config_path: Path | None, backend_name: str | None, launcher: str | None,
+def train_command(config_path: Path | None, backend_name: str | None, sim_system: str | None,
+                  noise: float | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, partition: str | None,
                   account: str | None, retry_failed: bool) -> None:
     """Measure the training design of the config at every scale, into the store.
@@ -70,6 +78,7 @@ def train_command(config_path: Path | None, backend_name: str | None, launcher: 
       iotune train -c vpic.yaml --emit-sbatch train.sbatch && sbatch train.sbatch
     """
     config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
+    config = with_backend(config, backend_name, sim_system, noise)
     plans = plan_campaign(config)
     store = Store(config.store)
     per_run = seconds_per_run(store, config.kernel.name)
@@ -92,7 +101,7 @@ def train_command(config_path: Path | None, backend_name: str | None, launcher: 
     allocation = slurm_allocation()
     if allocation:
         check_fits_allocation(plans, allocation)
-    backend = make_backend(config, backend_name)
+    backend = make_backend(config)
     counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
                           progress=_train_progress)
     progress(f"iotune: train done: {counts['ran']} run(s), {counts['skipped']} already in the "
@@ -133,7 +142,7 @@ def _duration(seconds: float | None) -> str:
               help="Configurations to evaluate at most at the target scale.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="A strategy option, e.g. --option top_k=10 --option population=20.")
-@click.option("--backend", "backend_name", help="mpi (real runs), sim or replay.")
+@backend_options
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing earlier tune runs.")
@@ -142,7 +151,8 @@ def _duration(seconds: float | None) -> str:
 @format_option("table", ("table", "json", "yaml"))
 def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
-                 backend_name: str | None, launcher: str | None, fresh: bool,
+                 backend_name: str | None, sim_system: str | None, noise: float | None,
+                 launcher: str | None, fresh: bool,
                  output: Path | None, fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
 
@@ -156,7 +166,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
       iotune apply tuned.yaml
     """
     config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
-    backend = make_backend(config, backend_name)
+    config = with_backend(config, backend_name, sim_system, noise)
+    backend = make_backend(config)
     store = Store(config.store)
     started = time.monotonic()
     result = tune(config, backend, store, kernel=kernel_name or config.kernel.name, cores=cores,

@@ -1,0 +1,143 @@
+"""``iotune fit`` and ``iotune predict``: thin commands over :mod:`iotune.model`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from iotune.errors import DataError
+from iotune.model import Model, fit_model, load_model
+from iotune.model.io import dump_yaml
+from iotune.output import progress, render_pairs, render_table, to_plain
+
+
+def _names(value: str | None) -> list[str] | None:
+    """``"c, s,a"`` into ``["c", "s", "a"]``; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def _is_store(path: Path) -> bool:
+    return path.suffix == ".jsonl" or (path / "measurements.jsonl").is_file()
+
+
+def read_data(path: Path) -> pd.DataFrame:
+    """A CSV file, or an iotune store (``*.jsonl`` or a directory with measurements.jsonl)."""
+    if _is_store(path):
+        from iotune.store import read_dataframe
+
+        return read_dataframe(path)
+    if path.is_dir():
+        raise DataError(f"{path}: a directory but not an iotune store (no measurements.jsonl)")
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+
+
+def _report(model: Model, data: dict[str, Any]) -> str:
+    """The table format: selection steps, then the formula and the fit statistics."""
+    n = model.stats.rows if model.stats else 0
+    rows = [{
+        "step": k,
+        "term": step.term.name(model.params),
+        "relative_error": step.relative_error,
+        "rms_relative_error": (step.relative_error / n) ** 0.5 if n else None,
+        "cv_error": step.cv_error,
+        "added_by": "completion" if step.by_completion else "selection",
+    } for k, step in enumerate(model.steps, start=1)]
+    fit = data.get("fit") or {}
+    pairs: dict[str, Any] = {"formula": model.formula()}
+    pairs.update({key: fit.get(key) for key in (
+        "rows", "configurations", "relative_error", "rms_relative_error",
+        "cv_relative_error", "cv_rms_relative_error", "cv_folds", "stop_reason")})
+    pairs["completion"] = "; ".join(
+        f"{c['parameter']}{_where(c)}: {c['status']}" + (f" ({c['term']})" if "term" in c else "")
+        for c in data["completion"]) or "none (no actionable parameters)"
+    return render_table(rows) + "\n\n" + render_pairs(pairs)
+
+
+def _where(entry: dict[str, Any]) -> str:
+    where = entry.get("where") or {}
+    return "".join(f" [{k}={v}]" for k, v in where.items())
+
+
+@click.command("fit")
+@click.argument("data", type=click.Path(exists=True, path_type=Path))
+@click.option("--params", required=True,
+              help="Comma-separated numeric parameter columns, e.g. c,s,a,f.")
+@click.option("--target", required=True, help="Column to model, e.g. write_time (positive).")
+@click.option("--max-terms", type=click.IntRange(min=1), default=7, show_default=True,
+              help="Terms chosen by greedy selection (completion may add more).")
+@click.option("--actionable", default=None,
+              help="Comma-separated parameters the tuner can set (default: all --params); "
+                   "monotonicity completion considers these only.")
+@click.option("--categorical", default=None,
+              help="Comma-separated categorical columns (e.g. romio_cb_write); modelled "
+                   "with per-level indicator terms.")
+@click.option("--no-monotone-completion", is_flag=True,
+              help="Do not add opposite-exponent terms to a basis monotone in a parameter.")
+@click.option("--stop", type=click.Choice(["terms", "threshold", "cv"]), default="terms",
+              show_default=True,
+              help="terms: stop at --max-terms (the paper); threshold: also stop when the "
+                   "next term lowers the relative error by less than --min-gain; cv: also "
+                   "stop when it lowers the cross-validated error by less than that.")
+@click.option("--min-gain", type=click.FloatRange(0, 1, max_open=True), default=0.01,
+              show_default=True, help="Fractional gain a term needs under --stop threshold|cv.")
+@click.option("--cv-folds", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the CV folds.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the model file (YAML) here.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "yaml"]), default="table",
+              show_default=True, help="Output format on stdout.")
+def fit_command(data: Path, params: str, target: str, max_terms: int, actionable: str | None,
+                categorical: str | None, no_monotone_completion: bool, stop: str,
+                min_gain: float, cv_folds: int, seed: int, output: Path | None,
+                fmt: str) -> None:
+    """Fit the empirical performance model to DATA (a CSV file or an iotune store).
+
+    Prints the terms in the order they were selected with the relative error
+    sum(((m - y)/y)^2) after each, the formula and the fit statistics.
+    """
+    frame = read_data(data)
+    model = fit_model(frame, _names(params) or [], target, max_terms=max_terms,
+                      actionable=_names(actionable), categorical=_names(categorical),
+                      monotone_completion=not no_monotone_completion, stop=stop,
+                      min_gain=min_gain, cv_folds=cv_folds, seed=seed)
+    source = data / "measurements.jsonl" if data.is_dir() else data
+    as_dict = model.to_dict(source=source)
+    if output is not None:
+        model.save(output, source=source)
+        progress(f"iotune: wrote model to {output}")
+    if fmt == "json":
+        click.echo(json.dumps(to_plain(as_dict), indent=2))
+    elif fmt == "yaml":
+        click.echo(dump_yaml(as_dict).rstrip())
+    else:
+        click.echo(_report(model, as_dict))
+
+
+@click.command("predict")
+@click.argument("model_path", metavar="MODEL",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the CSV here instead of stdout.")
+def predict_command(model_path: Path, data: Path, output: Path | None) -> None:
+    """Predict MODEL's target for every row of DATA.csv.
+
+    Writes DATA with an added 'predicted' column (full precision) to stdout or -o.
+    """
+    model = load_model(model_path)
+    frame = read_data(data)
+    frame["predicted"] = model.predict(frame)
+    if output is None:
+        click.echo(frame.to_csv(index=False), nl=False)
+    else:
+        frame.to_csv(output, index=False)
+        progress(f"iotune: wrote {len(frame)} predictions to {output}")
