@@ -1,0 +1,258 @@
+"""A fitted performance model: terms, coefficients, how it was chosen, and prediction."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iotune.model.categorical import CategoricalSpec, check_known, level_strings
+from iotune.model.data import parameter_values, require_columns
+from iotune.model.terms import Term, evaluate_term
+
+SCHEMA_VERSION = 1
+KIND = "iotune-model"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the selection history: the term added and the errors after it.
+
+    ``relative_error`` is eq. 4 on the training rows; ``cv_error`` the cross-validated
+    relative error when the ``cv`` stopping rule computed it; ``by_completion`` marks a
+    term added by monotonicity completion rather than by the greedy selection.
+    """
+
+    term: Term
+    relative_error: float
+    by_completion: bool = False
+    cv_error: float | None = None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What monotonicity completion found for one actionable parameter.
+
+    ``where`` is the level combination of the categorical columns (empty without them);
+    ``term`` is the term added when ``status == "completed"``.
+    """
+
+    parameter: str
+    status: str
+    term: Term | None = None
+    where: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FitStats:
+    """Fit statistics. Errors are sums over rows of ``((m - y)/y)^2`` (eq. 4)."""
+
+    rows: int
+    configurations: int
+    relative_error: float
+    cv_error: float | None
+    cv_folds: int | None
+    stop_reason: str
+
+    @property
+    def rms_relative_error(self) -> float:
+        return math.sqrt(self.relative_error / self.rows)
+
+    @property
+    def cv_rms_relative_error(self) -> float | None:
+        return None if self.cv_error is None else math.sqrt(self.cv_error / self.rows)
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The options the model was fitted with (see :func:`iotune.model.fit_model`)."""
+
+    max_terms: int
+    stop: str
+    min_gain: float
+    cv_folds: int
+    seed: int
+    monotone_completion: bool
+
+
+@dataclass(frozen=True)
+class Model:
+    """``m(x) = sum_k coefficients[k] * terms[k](x)``; the target is predicted in its units.
+
+    ``terms`` are in the order they were added, so ``steps[k].term == terms[k]``.
+    """
+
+    params: tuple[str, ...]
+    target: str
+    terms: tuple[Term, ...]
+    coefficients: tuple[float, ...]
+    categorical: tuple[CategoricalSpec, ...] = ()
+    actionable: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+    completion: tuple[Completion, ...] = ()
+    stats: FitStats | None = None
+    settings: FitSettings | None = None
+    source: dict[str, str] | None = None
+
+    @property
+    def training_error(self) -> float | None:
+        """Relative error (eq. 4) on the training rows."""
+        return None if self.stats is None else self.stats.relative_error
+
+    @property
+    def cv_error(self) -> float | None:
+        """k-fold cross-validated relative error of the final basis (None if impossible)."""
+        return None if self.stats is None else self.stats.cv_error
+
+    def term_names(self) -> list[str]:
+        return [term.name(self.params) for term in self.terms]
+
+    def formula(self, digits: int = 4) -> str:
+        """The model in the paper's notation, e.g. ``m = -20.65 + 0.11 f + 4.17 f/a``.
+
+        The intercept comes first, then the other terms in the order they were added;
+        coefficients are rounded to ``digits`` significant digits (the file keeps them all).
+        """
+        pairs = sorted(zip(self.terms, self.coefficients, strict=True),
+                       key=lambda pair: not pair[0].is_intercept)
+        parts: list[str] = []
+        for term, coef in pairs:
+            number = f"{abs(coef):.{digits}g}"
+            body = number if term.is_intercept else f"{number} {term.name(self.params)}"
+            if not parts:
+                parts.append(f"-{body}" if coef < 0 else body)
+            else:
+                parts.append(f"{'-' if coef < 0 else '+'} {body}")
+        return "m = " + (" ".join(parts) if parts else "0")
+
+    def predict(self, df: pd.DataFrame) -> np.ndarray:
+        """Predicted target for every row of ``df`` (float64, in row order).
+
+        ``df`` needs the parameters and categorical columns the terms use. DataError for a
+        missing column, a non-numeric or non-finite value, a non-positive value of a
+        parameter some term divides by, or a categorical level unseen in training.
+        """
+        used = [p for j, p in enumerate(self.params) if any(t.exponents[j] for t in self.terms)]
+        columns = {t.indicator[0] for t in self.terms if t.indicator is not None}
+        require_columns(df, [*used, *sorted(columns)])
+        inverted: dict[str, str] = {}
+        for term in self.terms:
+            for j, e in enumerate(term.exponents):
+                if e < 0:
+                    inverted.setdefault(self.params[j],
+                                        f"term {term.name(self.params)} needs positive values")
+        values = np.zeros((len(df), len(self.params)))
+        if used:
+            values[:, [self.params.index(p) for p in used]] = parameter_values(df, used, inverted)
+        masks: dict[tuple[str, str], np.ndarray] = {}
+        for spec in self.categorical:
+            if spec.column not in columns:
+                continue
+            levels = level_strings(df[spec.column])
+            check_known(spec, levels, df.index)
+            for level in spec.levels:
+                masks[(spec.column, level)] = (levels == level).astype(float)
+        return self.evaluate_arrays(values, masks)
+
+    def evaluate_arrays(self, values: np.ndarray,
+                        masks: Mapping[tuple[str, str], np.ndarray]) -> np.ndarray:
+        """The model on checked arrays: ``values`` is ``(rows, len(params))`` and ``masks``
+        maps each indicator ``(column, level)`` a term uses to its 0/1 row mask."""
+        # A fixed order of operations, so predictions are reproducible bit for bit.
+        out = np.zeros(values.shape[0])
+        for term, coef in zip(self.terms, self.coefficients, strict=True):
+            mask = None if term.indicator is None else masks[term.indicator]
+            out += coef * evaluate_term(term, values, mask)
+        return out
+
+    def to_dict(self, source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """Plain data (JSON/YAML-ready) with everything needed to predict and to audit.
+
+        ``source`` (the training data path) adds its path and sha256, overriding any
+        source the model already records.
+        """
+        from iotune.model.io import source_info
+
+        src = source_info(source) if source is not None else self.source
+        terms = []
+        for k, (term, coef) in enumerate(zip(self.terms, self.coefficients, strict=True)):
+            entry: dict[str, Any] = {"term": term.name(self.params),
+                                     "exponents": list(term.exponents)}
+            if term.indicator is not None:
+                entry["indicator"] = {term.indicator[0]: term.indicator[1]}
+            entry["coefficient"] = float(coef)
+            if k < len(self.steps):
+                step = self.steps[k]
+                entry["added_by"] = "completion" if step.by_completion else "selection"
+                entry["relative_error_after"] = float(step.relative_error)
+                if step.cv_error is not None:
+                    entry["cv_error_after"] = float(step.cv_error)
+            terms.append(entry)
+        out: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "kind": KIND,
+            "target": self.target,
+            "formula": self.formula(),
+            "parameters": list(self.params),
+            "actionable": list(self.actionable),
+            "categorical": {s.column: list(s.levels) for s in self.categorical},
+            "terms": terms,
+            "completion": [_completion_dict(c, self.params, bool(self.categorical))
+                           for c in self.completion],
+        }
+        if self.stats is not None:
+            st = self.stats
+            out["fit"] = {
+                "rows": st.rows,
+                "configurations": st.configurations,
+                "relative_error": st.relative_error,
+                "rms_relative_error": st.rms_relative_error,
+                "cv_relative_error": st.cv_error,
+                "cv_rms_relative_error": st.cv_rms_relative_error,
+                "cv_folds": st.cv_folds,
+                "stop_reason": st.stop_reason,
+            }
+        if self.settings is not None:
+            out["settings"] = {
+                "max_terms": self.settings.max_terms,
+                "stop": self.settings.stop,
+                "min_gain": self.settings.min_gain,
+                "cv_folds": self.settings.cv_folds,
+                "seed": self.settings.seed,
+                "monotone_completion": self.settings.monotone_completion,
+            }
+        out["source"] = src
+        return out
+
+    def save(self, path: str | os.PathLike[str],
+             source: str | os.PathLike[str] | None = None) -> None:
+        """Write the model as YAML (see :func:`iotune.model.io.save_model`)."""
+        from iotune.model.io import save_model
+
+        save_model(self, path, source=source)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Model:
+        """The inverse of :meth:`to_dict`; DataError naming the first bad key."""
+        from iotune.model.io import model_from_dict
+
+        return model_from_dict(data)
+
+
+def _completion_dict(note: Completion, params: Sequence[str], with_where: bool,
+                     ) -> dict[str, Any]:
+    entry: dict[str, Any] = {"parameter": note.parameter, "status": note.status}
+    if note.term is not None:
+        entry["term"] = note.term.name(params)
+        entry["exponents"] = list(note.term.exponents)
+        if note.term.indicator is not None:
+            entry["indicator"] = {note.term.indicator[0]: note.term.indicator[1]}
+    if with_where:
+        entry["where"] = dict(note.where)
+    return entry
+
