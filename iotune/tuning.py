@@ -168,9 +168,15 @@ class TuneResult:
                        "elapsed_s": round(self.elapsed_s, 1)},
         }
         if self.model is not None:
-            doc["model"] = {"formula": self.model.formula(),
-                            "params": list(self.model.params),
-                            "training_rms_relative_error": self.model.training_error}
+            stats = self.model.stats
+            doc["model"] = {
+                "formula": self.model.formula(),
+                "params": list(self.model.params),
+                "terms": self.model.term_names(),
+                "training_rows": stats.rows if stats else None,
+                "training_rms_relative_error": stats.rms_relative_error if stats else None,
+                "cv_rms_relative_error": stats.cv_rms_relative_error if stats else None,
+            }
         return doc
 
 

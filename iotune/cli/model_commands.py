@@ -105,7 +105,16 @@ def fit_command(data: Path, params: str, target: str, max_terms: int, actionable
     sum(((m - y)/y)^2) after each, the formula and the fit statistics.
     """
     frame = read_data(data)
-    model = fit_model(frame, _names(params) or [], target, max_terms=max_terms,
+    names = _names(params) or []
+    if _is_store(data):
+        # The default configuration's runs carry no settings: they cannot be fitted on.
+        present = [c for c in [*names, *(_names(categorical) or []), target] if c in frame]
+        usable = frame.dropna(subset=present)
+        if len(usable) < len(frame):
+            progress(f"iotune: fitting {len(usable)} of {len(frame)} measurements (the others "
+                     f"lack a value of {', '.join(present)}, e.g. default-configuration runs)")
+        frame = usable
+    model = fit_model(frame, names, target, max_terms=max_terms,
                       actionable=_names(actionable), categorical=_names(categorical),
                       monotone_completion=not no_monotone_completion, stop=stop,
                       min_gain=min_gain, cv_folds=cv_folds, seed=seed)
