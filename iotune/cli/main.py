@@ -47,14 +47,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from iotune.cli import run_commands, tune_commands
+    from iotune.cli import model_commands, run_commands, tune_commands
 
     for command in [*run_commands.COMMANDS, *tune_commands.COMMANDS]:
         cli.add_command(command)
-    try:
-        from iotune.cli import model_commands
-    except ImportError:  # pragma: no cover - model commands not built into this tree
-        return
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")
 

@@ -136,12 +136,16 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
         export_frame(frame, export_path)
         progress(f"iotune: wrote {len(frame)} rows to {export_path}")
         return
-    columns = [c for c in ("recorded_at", "kernel", "cores", "backend", "provenance", "status",
-                           "write_time", "bandwidth_mib_s", "config_key") if c in frame.columns]
-    setting_cols = [c for c in frame.columns if c in _setting_columns(frame)]
-    shown = frame[columns[:-1] + setting_cols + ["error"] * include_failed] if not frame.empty \
-        else frame
-    rows = shown.to_dict("records")
+    if frame.empty:
+        progress(f"iotune: no measurements in {path}" + (" matching the filters" if kernel or
+                                                          cores else ""))
+        return
+    identity = ["recorded_at", "kernel", "cores", "backend", "provenance", "status",
+                "write_time", "bandwidth_mib_s"]
+    columns = [c for c in identity if c in frame.columns] + _setting_columns(frame)
+    if include_failed:
+        columns.append("error")
+    rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
     emit(rows, fmt, rows=rows)
 
 

@@ -56,7 +56,8 @@ class Genetic(Strategy):
             while len(children) < size:
                 a = self._tournament(population, scores, rng)
                 b = self._tournament(population, scores, rng)
-                child = self._cross(a, b, rng) if rng.random() < self.values["crossover"] else dict(a)
+                crossing = rng.random() < self.values["crossover"]
+                child = self._cross(a, b, rng) if crossing else dict(a)
                 child = self._mutate(child, choices, rng)
                 if _frozen(child) not in valid:
                     child = candidates[int(rng.integers(len(candidates)))]

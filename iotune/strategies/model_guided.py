@@ -39,6 +39,7 @@ class ModelGuided(Strategy):
         self.notes["rounds"] = []
         todo = self.values["top_k"]
         for round_no in range(self.values["refit_rounds"] + 1):
+            assert frame is not None  # a context with training data keeps it
             model = fit_for_space(frame, space, self.values["max_terms"], self.values["seed"])
             predictions = model.predict(context.candidate_frame())
             order = np.argsort(predictions, kind="stable")

@@ -46,7 +46,8 @@ def test_installed_iotune_runs_a_kernel_from_its_own_files(installed, tmp_path):
     (tmp_path / "iotune.yaml").write_text(
         f"system: {{scratch: {scratch}, cores_per_node: 2}}\nstore: s.jsonl\n"
         "kernel: {name: vpic, args: {particles_per_rank: 1024}}\n")
-    out = subprocess.run([sys.executable, "-m", "iotune", "run", "--cores", "2", "--format", "json"],
+    command = [sys.executable, "-m", "iotune", "run", "--cores", "2", "--format", "json"]
+    out = subprocess.run(command,
                          cwd=tmp_path, env=_env(installed), capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr

@@ -1,5 +1,6 @@
 """End to end on real MPI runs: train a tiny design, fit, tune, apply; and crash-resume."""
 
+import contextlib
 import json
 import os
 import signal
@@ -90,10 +91,8 @@ def _kill_orphans(marker: str) -> None:
         except OSError:
             continue
         if marker in cmdline and int(pid) != os.getpid():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def test_killed_train_resumes_to_exactly_the_complete_set(write_config, tmp_path,
