@@ -98,6 +98,9 @@ class BackendConfig:
     sim_system: str = "hopper"
     noise: float = 0.0
     replay_data: Path | None = None
+    replay_time_column: str = "write_time"
+    replay_cores_column: str = "cores"
+    replay_pick: str = "draw"
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,8 @@ def _tune(raw: Any) -> TuneConfig:
 def _backend(raw: Any, base: Path) -> BackendConfig:
     if isinstance(raw, str):
         raw = {"name": raw}
-    b = _Section(raw, "backend", ("name", "system", "noise", "replay_data"))
+    b = _Section(raw, "backend", ("name", "system", "noise", "replay_data", "replay_time_column",
+                                  "replay_cores_column", "replay_pick"))
     data = b.text("replay_data", None)
     data_path = Path(data) if data else None
     if data_path is not None and not data_path.is_absolute():
@@ -316,6 +320,9 @@ def _backend(raw: Any, base: Path) -> BackendConfig:
         sim_system=b.text("system", "hopper") or "hopper",
         noise=b.number("noise", 0.0),
         replay_data=data_path,
+        replay_time_column=b.text("replay_time_column", "write_time") or "write_time",
+        replay_cores_column=b.text("replay_cores_column", "cores") or "cores",
+        replay_pick=b.text("replay_pick", "draw", ("draw", "median")) or "draw",
     )
 
 

@@ -188,7 +188,9 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     if kernel != config.kernel.name:
         raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
                           f"'{config.kernel.name}'; use a config for that kernel")
-    candidates = config.space.configurations(cores, config.system.limits)
+    recorded = backend.candidates(cores)
+    candidates = (config.space.configurations(cores, config.system.limits) if recorded is None
+                  else recorded)
     if not candidates:
         raise ConfigError(f"space: no valid configuration at {cores} cores (check cb_nodes "
                           "against the ranks and aggregators_per_node)")

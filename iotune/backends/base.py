@@ -43,6 +43,10 @@ class Backend(ABC):
         """Measure several requests; backends that can vectorise override this."""
         return [self.measure(r, rep) for r in requests]
 
+    def candidates(self, cores: int) -> list[dict[str, Any]] | None:
+        """The configurations this backend can answer at ``cores``; None: any in the space."""
+        return None
+
     def describe(self, request: RunRequest) -> str:
         """What would run, for ``--dry-run``."""
         return f"{self.name}: {request.kernel} at {request.cores} ranks {dict(request.settings)}"
@@ -100,4 +104,4 @@ def make_backend(config: Config, name: str | None = None) -> Backend:
 
 def _load_builtin() -> None:
     # Imported for their registration side effect, late to keep `import iotune` light.
-    from iotune.backends import mpi, sim  # noqa: F401
+    from iotune.backends import mpi, replay, sim  # noqa: F401

@@ -38,6 +38,8 @@ def format_option(default: str = "table", choices: Iterable[str] = FORMATS) -> C
 
 def backend_options(func: F) -> F:
     """``--backend``, ``--system`` and ``--noise``: which backend measures, and how."""
+    func = click.option("--replay-data", type=click.Path(dir_okay=False, path_type=Path),
+                        help="replay: an iotune store or CSV of recorded measurements.")(func)
     func = click.option("--noise", type=click.FloatRange(min=0),
                         help="sim: noise level (0 = deterministic; default: the config's).")(func)
     func = click.option("--system", "sim_system",
@@ -48,7 +50,7 @@ def backend_options(func: F) -> F:
 
 
 def with_backend(config: Config, backend: str | None, sim_system: str | None,
-                 noise: float | None) -> Config:
+                 noise: float | None, replay_data: Path | None = None) -> Config:
     """``config`` with the backend options of the command line applied."""
     changes: dict[str, Any] = {}
     if backend:
@@ -57,6 +59,8 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
         changes["sim_system"] = sim_system
     if noise is not None:
         changes["noise"] = noise
+    if replay_data is not None:
+        changes["replay_data"] = replay_data.resolve()
     if not changes:
         return config
     return dataclasses.replace(config, backend=dataclasses.replace(config.backend, **changes))

@@ -75,6 +75,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
 def run_command(config_path: Path | None, kernel_name: str | None, cores: int,
                 sets: tuple[str, ...], args: tuple[str, ...], reps: int,
                 backend_name: str | None, sim_system: str | None, noise: float | None,
+                replay_data: Path | None,
                 store_path: Path | None, no_store: bool, dry_run: bool, fmt: str) -> None:
     """Run one configuration of a kernel and record the measurement.
 
@@ -82,7 +83,7 @@ def run_command(config_path: Path | None, kernel_name: str | None, cores: int,
     Example:
       iotune run --kernel vpic --cores 4 --set cb_nodes=2 --set romio_cb_write=disable
     """
-    config = with_backend(resolve_config(config_path), backend_name, sim_system, noise)
+    config = with_backend(resolve_config(config_path), backend_name, sim_system, noise, replay_data)
     spec = get_kernel(kernel_name or config.kernel.name, "--kernel")
     base_params = config.kernel.args if spec.name == config.kernel.name else {}
     params = spec.normalise_params({**base_params, **parse_assignments(args, "--arg")}, "--arg")

@@ -64,7 +64,7 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 @click.option("--account", help="Slurm account for --emit-sbatch.")
 @click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
 def train_command(config_path: Path | None, backend_name: str | None, sim_system: str | None,
-                  noise: float | None, launcher: str | None,
+                  noise: float | None, replay_data: Path | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, partition: str | None,
                   account: str | None, retry_failed: bool) -> None:
     """Measure the training design of the config at every scale, into the store.
@@ -78,7 +78,7 @@ def train_command(config_path: Path | None, backend_name: str | None, sim_system
       iotune train -c vpic.yaml --emit-sbatch train.sbatch && sbatch train.sbatch
     """
     config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
-    config = with_backend(config, backend_name, sim_system, noise)
+    config = with_backend(config, backend_name, sim_system, noise, replay_data)
     plans = plan_campaign(config)
     store = Store(config.store)
     per_run = seconds_per_run(store, config.kernel.name)
@@ -152,6 +152,7 @@ def _duration(seconds: float | None) -> str:
 def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
+                replay_data: Path | None,
                  launcher: str | None, fresh: bool,
                  output: Path | None, fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
@@ -166,7 +167,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
       iotune apply tuned.yaml
     """
     config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
-    config = with_backend(config, backend_name, sim_system, noise)
+    config = with_backend(config, backend_name, sim_system, noise, replay_data)
     backend = make_backend(config)
     store = Store(config.store)
     started = time.monotonic()

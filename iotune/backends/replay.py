@@ -1,0 +1,127 @@
+"""The ``replay`` backend: answers from recorded measurements, for tests and benchmarks.
+
+The data is an iotune store or a CSV with one column per setting (named as iotune names
+them), a scale column (``cores``) and a time column (``write_time``; both names can be
+mapped in the config's ``backend`` section). A row whose setting cells are all empty is the
+default configuration. The searchable space becomes the set of recorded configurations at
+the asked scale; asking for one that was not recorded is an error, not a guess. Repeats are
+answered by a seeded draw among the recorded repeats (``replay_pick: draw``) or by their
+median (``median``). Records say ``backend: replay`` and carry the data file's sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iotune.backends.base import Backend, RunRequest, register_backend
+from iotune.config import Config
+from iotune.errors import ConfigError, DataError
+from iotune.settings import SETTINGS, describe_value, normalise_setting
+from iotune.store import now_iso, read_dataframe
+
+Key = tuple[int, tuple[tuple[str, Any], ...]]
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+class ReplayBackend(Backend):
+    """Recorded times keyed by (cores, settings)."""
+
+    name = "replay"
+
+    def __init__(self, config: Config) -> None:
+        import pandas as pd
+
+        backend = config.backend
+        if backend.replay_data is None:
+            raise ConfigError("backend.replay_data: the replay backend needs recorded data "
+                              "(an iotune store or a CSV); pass --replay-data FILE")
+        path = backend.replay_data
+        if not path.exists():
+            raise ConfigError(f"backend.replay_data: {path} does not exist")
+        self.path = path
+        self.sha256 = file_sha256(path)
+        self.pick = backend.replay_pick
+        self.seed = config.tune.seed
+        self.system = f"replay of {path.name}"
+        frame = pd.read_csv(path) if path.suffix == ".csv" else read_dataframe(path)
+        if "kernel" in frame.columns:
+            frame = frame[frame["kernel"] == config.kernel.name]
+        time_col, cores_col = backend.replay_time_column, backend.replay_cores_column
+        for column, key in ((time_col, "replay_time_column"), (cores_col, "replay_cores_column")):
+            if column not in frame.columns:
+                raise DataError(f"backend.{key}: column '{column}' is not in {path} (columns: "
+                                f"{', '.join(map(str, frame.columns))})")
+        self.setting_columns = [c for c in frame.columns
+                                if c in SETTINGS or str(c).startswith("hint.")]
+        self.table: dict[Key, list[float]] = {}
+        for row in frame.to_dict("records"):
+            time = row[time_col]
+            if _is_missing(time) or float(time) <= 0:
+                continue
+            settings = {c: normalise_setting(c, row[c], f"{path.name}:{c}")
+                        for c in self.setting_columns if not _is_missing(row[c])}
+            self.table.setdefault(self._key(int(row[cores_col]), settings), []).append(
+                float(time))
+        if not self.table:
+            raise DataError(f"backend.replay_data: {path} holds no usable measurement")
+
+    @staticmethod
+    def _key(cores: int, settings: Mapping[str, Any]) -> Key:
+        return (cores, tuple(sorted(settings.items())))
+
+    def candidates(self, cores: int) -> list[dict[str, Any]]:
+        """The recorded non-default configurations at ``cores`` ranks."""
+        return [dict(items) for (c, items) in self.table if c == cores and items]
+
+    def describe(self, request: RunRequest) -> str:
+        return (f"replay ({self.path.name}): {request.kernel} at {request.cores} ranks "
+                f"{dict(request.settings)} (REPLAYED, nothing runs)")
+
+    def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
+        times = self.table.get(self._key(request.cores, request.settings))
+        if times is None:
+            shown = " ".join(f"{k}={describe_value(k, v)}" for k, v in request.settings.items())
+            raise DataError(f"replay: {shown or 'the default configuration'} at "
+                            f"{request.cores} cores was not recorded in {self.path.name}")
+        if self.pick == "median":
+            time = float(np.median(times))
+        else:
+            rng = np.random.default_rng([self.seed, int(request.key, 16) % 2**63, rep])
+            time = float(times[int(rng.integers(len(times)))])
+        from iotune.kernels import get_kernel
+
+        written = get_kernel(request.kernel).bytes_per_rank(request.params) * request.cores
+        record = self.base_record(request, rep, self.system)
+        record.update(
+            fs_type="replayed", finished_at=now_iso(), status="ok", error=None,
+            result={
+                "replayed": True, "source": str(self.path), "source_sha256": self.sha256,
+                "recorded_repeats": len(times), "pick": self.pick,
+                "bytes_written": written,
+                "times_s": {"open": None, "write": None, "close": None, "total": time},
+                "bandwidth_mib_s": written / 2**20 / time,
+            },
+        )
+        return record
+
+
+@register_backend("replay")
+def _make(config: Config) -> Backend:
+    return ReplayBackend(config)

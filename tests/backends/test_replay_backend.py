@@ -1,0 +1,84 @@
+"""The replay backend answers from recorded data only, labelled as replayed."""
+
+import dataclasses
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from iotune.backends import RunRequest, make_backend
+from iotune.backends.replay import file_sha256
+from iotune.cli.common import with_backend
+from iotune.cli.main import cli
+from iotune.config import load_config
+from iotune.errors import DataError
+
+
+@pytest.fixture
+def landscape(tmp_path):
+    rows = []
+    for cb in (1, 2, 4):
+        for mode in ("enable", "disable"):
+            for rep, jitter in enumerate((1.0, 1.1, 0.9)):
+                rows.append({"cores": 4, "cb_nodes": cb, "romio_cb_write": mode,
+                             "seconds": (2.0 / cb + (0.5 if mode == "enable" else 0)) * jitter})
+    rows += [{"cores": 4, "cb_nodes": None, "romio_cb_write": None, "seconds": 3.0}]
+    path = tmp_path / "landscape.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def config(write_config, landscape):
+    path = write_config({"backend": {"name": "replay", "replay_data": str(landscape),
+                                     "replay_time_column": "seconds"}})
+    return path
+
+
+def test_records_carry_the_source_hash_and_label(config, landscape):
+    backend = make_backend(load_config(config))
+    record = backend.measure(RunRequest("vpic", 4, {"cb_nodes": 2, "romio_cb_write": "disable"},
+                                        {"particles_per_rank": 4096, "timesteps": 1}))
+    assert record["backend"] == "replay" and record["provenance"] == "replayed"
+    assert record["result"]["source_sha256"] == file_sha256(landscape)
+    assert record["result"]["times_s"]["total"] in (1.0, 1.1, 0.9)
+
+
+def test_draws_are_seeded_and_median_is_available(config):
+    loaded = load_config(config)
+    backend = make_backend(loaded)
+    request = RunRequest("vpic", 4, {"cb_nodes": 1, "romio_cb_write": "enable"},
+                         loaded.kernel.args)
+    draws = [backend.measure(request, rep)["result"]["times_s"]["total"] for rep in range(6)]
+    assert draws == [backend.measure(request, rep)["result"]["times_s"]["total"]
+                     for rep in range(6)]
+    assert set(draws) <= {2.5, 2.75, 2.25}
+    picking_median = dataclasses.replace(
+        loaded, backend=dataclasses.replace(loaded.backend, replay_pick="median"))
+    median = make_backend(picking_median)
+    assert median.measure(request, 0)["result"]["times_s"]["total"] == 2.5
+
+
+def test_unrecorded_configuration_is_an_error(config):
+    backend = make_backend(load_config(config))
+    with pytest.raises(DataError, match=r"replay: cb_nodes=4 romio_cb_write=disable at 8 cores "
+                                        r"was not recorded in landscape.csv"):
+        backend.measure(RunRequest("vpic", 8, {"cb_nodes": 4, "romio_cb_write": "disable"}, {}))
+
+
+def test_tune_searches_only_recorded_configurations(config):
+    out = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--strategy",
+                                   "exhaustive", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output[out.output.index("{"):out.output.rindex("}") + 1])
+    assert result["provenance"] == "replayed"
+    assert result["search"]["configurations"] == 6
+    assert result["settings"] == {"cb_nodes": 4, "romio_cb_write": "disable"}
+    assert result["default"]["time_s"] == 3.0
+
+
+def test_missing_time_column_names_it(write_config, landscape):
+    path = write_config({"backend": {"name": "replay", "replay_data": str(landscape)}})
+    with pytest.raises(DataError, match="backend.replay_time_column: column 'write_time' is not"):
+        make_backend(with_backend(load_config(path), None, None, None))
