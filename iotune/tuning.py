@@ -10,6 +10,7 @@ configuration already in the store are reused unless ``fresh``.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ class StoreSearchContext(SearchContext):
     def __init__(self, *, backend: Backend, store: Store, kernel: str, cores: int,
                  params: Mapping[str, Any], space: SearchSpace, candidates: Sequence[Configuration],
                  budget: int | None, repetitions: int, statistic: str, reuse: bool = True,
-                 progress: ProgressFn | None = None) -> None:
+                 progress: ProgressFn | None = None, strategy: str = "") -> None:
         super().__init__(candidates, budget)
         self.backend, self.store, self.kernel, self.cores = backend, store, kernel, cores
         self.params = dict(params)
@@ -45,6 +46,9 @@ class StoreSearchContext(SearchContext):
         self.progress = progress
         self.runs = 0
         self.reused = 0
+        #: Tags every record of this tune, so reports can follow one search run by run.
+        self.tags = {"strategy": strategy, "tune_id": uuid.uuid4().hex[:12],
+                     "target_cores": cores}
         self._earlier: dict[str, list[dict[str, Any]]] = {}
         if reuse:  # one pass over the store, not one per configuration
             for record in store.iter_records():
@@ -66,7 +70,8 @@ class StoreSearchContext(SearchContext):
             if self.progress:
                 self.progress(f"run {self.runs + 1}: config {evaluation.order} rep {rep + 1}/"
                               f"{self.repetitions} {_settings_text(settings)}")
-            record = self.store.append({"campaign": "tune", **self.backend.measure(request, rep)})
+            record = self.store.append({"campaign": "tune", **self.tags,
+                                        **self.backend.measure(request, rep)})
             self.runs += 1
             records.append(record)
         for record in records:
@@ -210,7 +215,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         backend=backend, store=store, kernel=kernel, cores=cores, params=config.kernel.args,
         space=config.space, candidates=candidates, budget=budget or tune_cfg.budget,
         repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic, reuse=not fresh,
-        progress=progress,
+        progress=progress, strategy=name,
     )
     if name == "model" and not _has_training_data(store, kernel, backend.name):
         raise DataError(
