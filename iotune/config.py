@@ -221,10 +221,6 @@ def _system(raw: Any, base: Path) -> SystemConfig:
     template = s.text("launcher_template", None)
     make_launcher(launcher, template, "system.launcher")  # validates name and template
     scratch = Path(os.path.expandvars(s.text("scratch", "scratch") or "scratch")).expanduser()
-    if "$" in str(scratch):
-        raise ConfigError(
-            f"system.scratch: {scratch} names an environment variable that is not set"
-        )
     try:
         timeout = parse_duration(s.raw.get("timeout", 600))
     except ValueError as exc:

@@ -21,6 +21,8 @@ from iotune.store import now_iso
 
 def check_scratch(path: Path) -> None:
     """ConfigError unless ``path`` is an existing, writable directory."""
+    if "$" in str(path):  # checked here, not at load: reports and sim runs need no scratch
+        raise ConfigError(f"system.scratch: {path} names an environment variable that is not set")
     if not path.exists():
         raise ConfigError(f"system.scratch: {path} does not exist (create it, or point "
                           "system.scratch at an existing directory)")

@@ -47,12 +47,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from iotune.cli import model_commands, run_commands, tune_commands
+    from iotune.cli import model_commands, report_commands, run_commands, tune_commands
 
     for command in [*run_commands.COMMANDS, *tune_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")
+    cli.add_command(report_commands.report_command)
 
 
 _register()

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from iotune.backends.mpi import check_scratch
 from iotune.config import default_config_path, load_config, parse_config
 from iotune.errors import ConfigError
 
@@ -70,8 +71,9 @@ def test_lhs_needs_runs():
 
 def test_unset_environment_variable_in_scratch(monkeypatch):
     monkeypatch.delenv("IOTUNE_NO_SUCH_VAR", raising=False)
-    assert "names an environment variable that is not set" in _error(
-        "system:\n  scratch: ${IOTUNE_NO_SUCH_VAR}/x\n")
+    config = parse_config("system:\n  scratch: ${IOTUNE_NO_SUCH_VAR}/x\n", Path("/cfg/i.yaml"))
+    with pytest.raises(ConfigError, match="names an environment variable that is not set"):
+        check_scratch(config.system.scratch)
 
 
 def test_missing_config_file(tmp_path):

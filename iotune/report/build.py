@@ -1,0 +1,311 @@
+"""``build_report``: from a store (and a tuned YAML) to figures, CSV tables and one HTML page.
+
+Output directory layout (every name carries the kernel and backend, so measured and
+simulated results never overwrite each other)::
+
+    index.html                         the page, images embedded, works offline
+    manifest.json                      every figure and table with its title and size
+    topk-<kernel>-<backend>-<cores>.png    Figures 2-4 of the paper, one per tuned scale
+    speedup-<kernel>-<backend>.csv     Table 3
+    model-fit-*.png, model-steps-*.png, search-*.png, effects-*.png, and a CSV per table
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iotune.apply import load_tuned
+from iotune.config import Config
+from iotune.errors import ConfigError
+from iotune.report import figures as figs
+from iotune.report import tables as tabs
+from iotune.report.data import (
+    Dataset,
+    ScaleTune,
+    build_datasets,
+    choose_kernel,
+    read_records,
+    settings_label,
+)
+from iotune.report.modelfit import ModelView, fit_view, parameter_effects, predict_settings
+from iotune.report.tables import Table
+
+FORMATS = ("png", "svg")
+DEFAULT_TOP = 20
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class ReportFigure:
+    """One figure file of the report."""
+
+    stem: str
+    title: str
+    caption: str
+    file: str
+    width_px: int
+    height_px: int
+
+
+@dataclass
+class Section:
+    """One heading of the page with its figures, tables and notes, in display order.
+
+    ``missing`` says what the data lacks for this section (shown on the page and printed
+    in the terminal); ``notes`` are shown on the page only.
+    """
+
+    title: str
+    items: list[ReportFigure | Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DatasetReport:
+    """Everything reported about one backend's data."""
+
+    dataset: Dataset
+    view: ModelView
+    sections: list[Section]
+
+
+@dataclass
+class Report:
+    """The written report: where it is and what it holds."""
+
+    outdir: Path
+    fmt: str
+    kernel: str
+    store: str
+    tuned: dict[str, Any] | None
+    parts: list[DatasetReport]
+
+    @property
+    def html_path(self) -> Path:
+        return self.outdir / "index.html"
+
+    @property
+    def figures(self) -> list[ReportFigure]:
+        return [i for p in self.parts for s in p.sections for i in s.items
+                if isinstance(i, ReportFigure)]
+
+    @property
+    def tables(self) -> list[Table]:
+        return [i for p in self.parts for s in p.sections for i in s.items
+                if isinstance(i, Table)]
+
+
+def read_tuned(path: Path) -> dict[str, Any]:
+    """The tuned YAML as written by ``iotune tune -o``, settings in canonical form.
+
+    ConfigError when it is missing or not a tuned configuration.
+    """
+    canonical = load_tuned(path)
+    doc = yaml.safe_load(path.read_text())
+    return {**doc, "settings": canonical["settings"], "path": path.name}
+
+
+def build_report(store_path: str | os.PathLike[str], outdir: str | os.PathLike[str], *,
+                 config: Config | None = None, tuned_path: Path | None = None,
+                 kernel: str | None = None, fmt: str = "png", top: int = DEFAULT_TOP,
+                 progress: ProgressFn | None = None) -> Report:
+    """Write the report of ``store_path`` into ``outdir`` and return what was written.
+
+    ``config`` supplies the search space and the model's ``max_terms``/``seed`` (both are
+    rebuilt from the data without it); ``tuned_path`` picks the kernel and backend shown
+    first and the configuration the parameter effects are drawn around.
+    Raises StoreError when there is no store, DataError when it holds nothing to report on
+    (empty, foreign, or no successful run of the kernel), ConfigError for a bad option.
+    """
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    if top < 1:
+        raise ConfigError(f"--top: {top} is not a positive integer")
+    say = progress or (lambda _message: None)
+    store = display_path(store_path)
+    records = read_records(store_path)
+    tuned = read_tuned(tuned_path) if tuned_path is not None else None
+    chosen = choose_kernel(records, kernel=kernel, tuned_kernel=(tuned or {}).get("kernel"),
+                           config_kernel=config.kernel.name if config else None, store=store)
+    datasets = build_datasets(records, chosen, store,
+                              first_backend=(tuned or {}).get("backend"))
+    out = Path(outdir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"-o {out}: cannot create the directory: {exc.strerror}") from None
+    report = Report(out, fmt, chosen, store, tuned, [])
+    for dataset in datasets:
+        say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
+            "the model and drawing the figures")
+        report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
+    from iotune.report.html import render_html
+
+    report.html_path.write_text(render_html(report), encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps(manifest(report), indent=2) + "\n",
+                                       encoding="utf-8")
+    return report
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the working directory when it is below it, else as given."""
+    relative = os.path.relpath(os.path.abspath(path))
+    return relative if not relative.startswith("..") else os.fspath(path)
+
+
+def manifest(report: Report) -> dict[str, Any]:
+    """The report's files as plain data (``manifest.json``)."""
+    return {
+        "kernel": report.kernel,
+        "format": report.fmt,
+        "html": report.html_path.name,
+        "datasets": [{"backend": p.dataset.backend, **p.dataset.provenance.pairs()}
+                     for p in report.parts],
+        "figures": [{"file": f.file, "title": f.title, "width_px": f.width_px,
+                     "height_px": f.height_px} for f in report.figures],
+        "tables": [{"file": t.csv_name, "title": t.title, "rows": len(t.rows)}
+                   for t in report.tables],
+    }
+
+
+def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str, Any] | None,
+                    out: Path, fmt: str, top: int, say: ProgressFn) -> DatasetReport:
+    view = fit_view(dataset, config)
+    tag = f"{dataset.provenance.kernel}-{dataset.backend}"
+    mine = tuned if tuned and tuned.get("backend") == dataset.backend else None
+    for tune in dataset.tunes:
+        configs = [*tune.configs, *([tune.default] if tune.default else [])]
+        predicted = predict_settings(view, [c.settings for c in configs], tune.cores)
+        for entry, value in zip(configs, predicted, strict=True):
+            entry.predicted = None if entry.is_default else value
+    _label_sessions(dataset, mine)
+
+    def figure(stem: str, fig: Any, caption: str) -> ReportFigure:
+        name = f"{stem}.{fmt}"
+        figs.save(fig, out / name, fmt)
+        width, height = figs.pixel_size(fig)
+        return ReportFigure(stem, fig.get_suptitle().split("\n")[0], caption, name, width,
+                            height)
+
+    def table(item: Table) -> Table:
+        item.write_csv(out)
+        return item
+
+    sections: list[Section] = []
+    overview = Section("Provenance and speedups", [table(tabs.provenance_table(
+        dataset, f"provenance-{tag}"))])
+    if dataset.tunes:
+        overview.items.append(table(tabs.speedup_table(dataset, f"speedup-{tag}")))
+    else:
+        overview.missing.append("No tune records in the store for this kernel and backend: "
+                                "run 'iotune tune' to get speedups and the top "
+                                "configurations.")
+    sections.append(overview)
+
+    if dataset.tunes:
+        best = Section("Top configurations (the paper's Figures 2-4)")
+        for tune in dataset.tunes:
+            stem = f"topk-{tag}-{tune.cores}"
+            best.items.append(figure(stem, figs.topk_figure(dataset, tune, top), _topk_caption(
+                tune, top)))
+            best.items.append(table(tabs.topk_table(dataset, tune, top, stem)))
+        if view.model is None:
+            best.missing.append(f"No predictions: {view.note}")
+        sections.append(best)
+        search = Section("Search progress")
+        search.items.append(figure(f"search-{tag}", figs.search_figure(
+            dataset, dataset.sessions), _SEARCH_CAPTION))
+        search.items.append(table(tabs.search_summary_table(dataset, dataset.sessions,
+                                                            f"search-summary-{tag}")))
+        search.items.append(table(tabs.search_table(dataset, dataset.sessions,
+                                                    f"search-{tag}")))
+        sections.append(search)
+
+    diagnostics = Section("Model diagnostics")
+    diagnostics.notes.append(f"Model refitted on {view.basis}" + (
+        f": {view.model.formula()}" if view.model is not None else f". {view.note}"))
+    if mine and (mine.get("model") or {}).get("formula"):
+        diagnostics.notes.append(f"Model recorded in {mine.get('path')} (after the search's "
+                                 f"refits): {mine['model']['formula']}")
+    diagnostics.items.append(figure(f"model-fit-{tag}", figs.model_fit_figure(dataset, view),
+                                    _FIT_CAPTION))
+    diagnostics.items.append(table(tabs.terms_table(dataset, view, f"model-terms-{tag}")))
+    diagnostics.items.append(figure(f"model-steps-{tag}", figs.selection_figure(dataset, view),
+                                    _STEPS_CAPTION))
+    diagnostics.items.append(table(tabs.steps_table(dataset, view, f"model-steps-{tag}")))
+    sections.append(diagnostics)
+
+    if view.model is not None:
+        anchor, cores, where = _anchor(dataset, view, mine)
+        limits = config.system.limits if config is not None else None
+        effects = parameter_effects(view, anchor, cores, limits)
+        if effects:
+            section = Section("Parameter effects")
+            section.notes.append(f"Around {where}.")
+            section.items.append(figure(f"effects-{tag}", figs.effects_figure(
+                dataset, effects, cores, settings_label(anchor)), _EFFECTS_CAPTION))
+            section.items.append(table(tabs.effects_table(dataset, effects, f"effects-{tag}")))
+            sections.append(section)
+    return DatasetReport(dataset, view, sections)
+
+
+def _label_sessions(dataset: Dataset, tuned: Mapping[str, Any] | None) -> None:
+    """Name the one untagged search at the tuned scale after the tuned file's strategy."""
+    if not tuned:
+        return
+    strategy = (tuned.get("search") or {}).get("strategy")
+    at_scale = [s for s in dataset.sessions if s.cores == tuned.get("cores")]
+    if strategy and len(at_scale) == 1 and at_scale[0].label.startswith("search "):
+        at_scale[0].label = str(strategy)
+
+
+def _anchor(dataset: Dataset, view: ModelView, tuned: Mapping[str, Any] | None,
+            ) -> tuple[dict[str, Any], int, str]:
+    """The configuration and scale the parameter effects are drawn around, and its name."""
+    if tuned is not None and tuned.get("settings") and tuned.get("cores"):
+        return (dict(tuned["settings"]), int(tuned["cores"]),
+                f"the tuned configuration of {tuned.get('path')} at {tuned['cores']} ranks")
+    tuned_scales: list[ScaleTune] = [t for t in dataset.tunes if t.best is not None]
+    if tuned_scales:
+        tune = max(tuned_scales, key=lambda t: t.cores)
+        assert tune.best is not None
+        return (dict(tune.best.settings), tune.cores,
+                f"the best searched configuration at {tune.cores} ranks (the largest tuned "
+                "scale)")
+    train = view.frame[view.frame["campaign"] == "train"]
+    cores = int(train["cores"].max()) if not train.empty else int(view.frame["cores"].max())
+    at_scale = view.frame[view.frame["cores"] == cores]
+    row = at_scale.iloc[int(at_scale["write_time"].to_numpy().argmin())]
+    settings = {c: row[c] for c in dataset.setting_columns() if c in row and row[c] == row[c]}
+    return (settings, cores, f"the fastest measured configuration at {cores} ranks (no "
+            "tune records)")
+
+
+def _topk_caption(tune: ScaleTune, top: int) -> str:
+    return (f"The {min(top, len(tune.configs))} fastest of the {len(tune.configs)} "
+            f"configurations measured at {tune.cores} ranks, ranked by median write time, "
+            "with the model's predicted time beside each (hatched); the default "
+            "configuration (no settings) is grey, last, and dashed across the plot. Labels: "
+            "c = stripe count, s = stripe size, a = aggregators (cb_nodes); settings common "
+            "to all are named above the plot.")
+
+
+_SEARCH_CAPTION = ("Best-so-far bandwidth (at the median time of the best configuration "
+                   "so far) after each run of each search, in the order the runs were "
+                   "recorded; the dashed line is the default configuration.")
+_FIT_CAPTION = ("Predicted against measured write time for every run the model can predict "
+                "(runs of the default configuration have no settings to predict from), on "
+                "log axes; the band is the relative error band around the diagonal.")
+_STEPS_CAPTION = ("The relative error (eq. 4, as RMS per run) of the fit after each term "
+                  "was added, in the order the greedy selection added them; hatched terms "
+                  "were added so that the model is not monotone in a tunable setting.")
+_EFFECTS_CAPTION = ("The model's predicted write time along each setting it uses, with the "
+                    "other settings at the tuned values (the star).")

@@ -1,0 +1,448 @@
+"""What a report is about, read from a store: the scope, the tunes, the searches, provenance.
+
+A report covers one kernel. Its measurements are split by backend (measured, simulated and
+replayed numbers are never mixed in one figure); each backend's share is a
+:class:`Dataset`. Within a dataset, the ``tune`` records of one scale (ranks and kernel
+arguments) form a :class:`ScaleTune`: the default configuration (empty settings), and
+every other configuration with its repetitions, ranked by median write time.
+
+Search sessions: the records of a tune are in file order (the store appends). A record's
+``tune_id`` or ``strategy`` field, when the store has one, says which search it belongs
+to; without them a new session starts at each first repetition of the default
+configuration (every ``iotune tune`` measures the default first unless it reuses an
+earlier measurement of it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from iotune import __version__
+from iotune.errors import DataError, StoreError
+from iotune.settings import HINT_PREFIX, SETTINGS, describe_value
+from iotune.store import PROVENANCE, Store, flatten_record, now_iso
+
+#: Order in which backends appear in a report.
+BACKEND_ORDER = ("mpi", "sim", "replay")
+#: The word a figure title carries for each backend.
+TITLE_WORD = {"mpi": "Measured", "sim": "Simulated", "replay": "Replayed"}
+#: Short names for configuration labels; c, s and a are the paper's.
+SHORT_NAMES = {
+    "stripe_count": "c", "stripe_size": "s", "cb_nodes": "a", "cb_buffer_size": "cb_buf",
+    "romio_cb_write": "cb_write", "romio_ds_write": "ds_write", "cb_config_list": "cb_list",
+    "alignment": "align", "alignment_threshold": "align_min", "sieve_buf_size": "sieve",
+    "meta_block_size": "meta_block", "coll_metadata": "coll_meta", "collective": "coll",
+}
+MIB = 2**20
+
+
+def short_name(setting: str) -> str:
+    """The short name of a setting in labels (``c`` for ``stripe_count``)."""
+    if setting.startswith(HINT_PREFIX):
+        return setting[len(HINT_PREFIX):]
+    return SHORT_NAMES.get(setting, setting)
+
+
+def setting_order(name: str) -> tuple[int, str]:
+    """Sort key of settings: the catalogue's order (striping, then MPI-IO, then HDF5)."""
+    names = list(SETTINGS)
+    return (names.index(name) if name in SETTINGS else len(names), name)
+
+
+def settings_label(settings: Mapping[str, Any], shown: Sequence[str] | None = None) -> str:
+    """``c=156 s=8MiB a=80``: the settings (only ``shown`` ones, if given) in catalogue
+    order, or ``default`` for none."""
+    names = sorted((n for n in settings if shown is None or n in shown), key=setting_order)
+    if not settings:
+        return "default"
+    return " ".join(f"{short_name(n)}={describe_value(n, settings[n])}" for n in names) or "-"
+
+
+def is_setting_column(name: str) -> bool:
+    return name in SETTINGS or name.startswith(HINT_PREFIX)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the numbers of one dataset come from, shown on every page and figure."""
+
+    kernel: str
+    backend: str
+    systems: tuple[str, ...]
+    runs: int
+    failed: int
+    campaigns: tuple[tuple[str, int], ...]
+    first_recorded: str | None
+    last_recorded: str | None
+    store: str
+    iotune_version: str = __version__
+    generated_at: str = field(default_factory=now_iso)
+
+    @property
+    def provenance(self) -> str:
+        """``measured``, ``simulated`` or ``replayed``."""
+        return PROVENANCE.get(self.backend, self.backend)
+
+    @property
+    def title_word(self) -> str:
+        """``Measured``, ``Simulated`` or ``Replayed``: the first word of figure titles."""
+        return TITLE_WORD.get(self.backend, self.backend.capitalize())
+
+    @property
+    def system(self) -> str:
+        return ", ".join(self.systems) or "unknown system"
+
+    def line(self) -> str:
+        """One line for figure footers."""
+        return (f"{self.provenance} ({self.backend} backend) on {self.system} | kernel "
+                f"{self.kernel} | {self.runs} runs | iotune {self.iotune_version} | "
+                f"{self.generated_at[:10]}")
+
+    def pairs(self) -> dict[str, Any]:
+        """The provenance as labelled fields, for tables."""
+        campaigns = ", ".join(f"{n} {c}" for c, n in self.campaigns)
+        dates = (f"{self.first_recorded} to {self.last_recorded}"
+                 if self.first_recorded else "")
+        return {
+            "backend": f"{self.backend} ({self.provenance})",
+            "system": self.system,
+            "kernel": self.kernel,
+            "runs": f"{self.runs} successful ({campaigns}); {self.failed} failed",
+            "recorded": dates,
+            "store": self.store,
+            "iotune version": self.iotune_version,
+            "report date": self.generated_at,
+        }
+
+
+@dataclass
+class ConfigResult:
+    """Every successful measurement of one configuration at one scale."""
+
+    settings: dict[str, Any]
+    times: list[float]
+    bytes_written: int
+    first: int
+    predicted: float | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return not self.settings
+
+    @property
+    def median(self) -> float:
+        return float(statistics.median(self.times))
+
+    @property
+    def bandwidth(self) -> float:
+        """MiB/s at the median time."""
+        return self.bytes_written / MIB / self.median
+
+    @property
+    def bandwidth_range(self) -> tuple[float, float]:
+        """(lowest, highest) MiB/s over the repetitions."""
+        return (self.bytes_written / MIB / max(self.times),
+                self.bytes_written / MIB / min(self.times))
+
+
+@dataclass
+class ScaleTune:
+    """The tune records of one scale: the default and the configurations searched."""
+
+    cores: int
+    nodes: int | None
+    params: dict[str, Any]
+    default: ConfigResult | None
+    configs: list[ConfigResult]
+    runs: int
+    failed: int
+
+    @property
+    def best(self) -> ConfigResult | None:
+        """The searched configuration with the lowest median time (as ``iotune tune``)."""
+        return self.configs[0] if self.configs else None
+
+    @property
+    def speedup(self) -> float | None:
+        if self.best is None or self.default is None:
+            return None
+        return self.default.median / self.best.median
+
+    @property
+    def speedup_range(self) -> tuple[float, float] | None:
+        """(lowest, highest) speedup over any pair of repetitions."""
+        if self.best is None or self.default is None:
+            return None
+        return (min(self.default.times) / max(self.best.times),
+                max(self.default.times) / min(self.best.times))
+
+    @property
+    def bytes_written(self) -> int:
+        source = self.best or self.default
+        return source.bytes_written if source else 0
+
+    @property
+    def file_size_gib(self) -> float:
+        return self.bytes_written / 2**30
+
+    @property
+    def label(self) -> str:
+        return f"{self.cores} ranks"
+
+
+@dataclass
+class SearchSession:
+    """One search at one scale: best-so-far bandwidth after each run, in run order.
+
+    ``best`` is None until a searched (non-default) configuration has succeeded; the best
+    is by median time over the repetitions so far, as ``iotune tune`` picks it.
+    """
+
+    cores: int
+    label: str
+    best: list[float | None]
+    default_bandwidth: float | None
+
+
+@dataclass
+class Dataset:
+    """One backend's share of the kernel's measurements."""
+
+    provenance: Provenance
+    frame: pd.DataFrame
+    tunes: list[ScaleTune]
+    sessions: list[SearchSession]
+
+    @property
+    def backend(self) -> str:
+        return self.provenance.backend
+
+    @property
+    def train_frame(self) -> pd.DataFrame:
+        return self.frame[self.frame["campaign"] == "train"]
+
+    def setting_columns(self) -> list[str]:
+        return [c for c in self.frame.columns if is_setting_column(str(c))]
+
+
+def read_records(store_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every record of the store in file order.
+
+    StoreError when there is no store there; DataError when it holds no iotune record.
+    """
+    store = Store(store_path)
+    if not store.exists():
+        raise StoreError(f"store {store.path}: no such file; pass --store PATH or -c CONFIG "
+                         "(run 'iotune train' or 'iotune tune' to make one)")
+    records = store.records()
+    if not records:
+        raise DataError(f"store {store.path}: no iotune measurements in it (empty, or not an "
+                        "iotune store); run 'iotune train' or 'iotune tune' first")
+    return records
+
+
+def choose_kernel(records: Iterable[Mapping[str, Any]], *, kernel: str | None,
+                  tuned_kernel: str | None, config_kernel: str | None, store: str) -> str:
+    """The kernel to report on: ``--kernel``, else the tuned file's, else the config's
+    (when the store has it), else the store's only kernel. DataError otherwise."""
+    counts: dict[str, int] = {}
+    for record in records:
+        name = str(record.get("kernel"))
+        counts[name] = counts.get(name, 0) + 1
+    known = ", ".join(sorted(counts))
+    for wanted, where in ((kernel, "--kernel"), (tuned_kernel, "the tuned file's kernel")):
+        if wanted:
+            if wanted not in counts:
+                raise DataError(f"store {store}: no measurements of kernel '{wanted}' "
+                                f"({where}); kernels there: {known}")
+            return wanted
+    if config_kernel and config_kernel in counts:
+        return config_kernel
+    if len(counts) == 1:
+        return next(iter(counts))
+    raise DataError(f"store {store}: measurements of several kernels ({known}); choose one "
+                    "with --kernel")
+
+
+def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str,
+                   first_backend: str | None = None) -> list[Dataset]:
+    """The datasets of ``kernel``, one per backend with a successful measurement.
+
+    ``first_backend`` (e.g. the tuned file's) comes first; then mpi, sim, replay.
+    DataError when the kernel has no successful measurement at all.
+    """
+    mine = [(i, r) for i, r in enumerate(records) if r.get("kernel") == kernel]
+    backends = sorted({str(r.get("backend")) for _, r in mine},
+                      key=lambda b: (b != first_backend, _backend_rank(b), b))
+    datasets = []
+    for backend in backends:
+        chosen = [(i, r) for i, r in mine if r.get("backend") == backend]
+        ok = [(i, r) for i, r in chosen if r.get("status") == "ok" and _has_time(r)]
+        if not ok:
+            continue
+        datasets.append(_dataset(backend, kernel, chosen, ok, store))
+    if not datasets:
+        failed = len(mine)
+        raise DataError(f"store {store}: none of the {failed} measurement(s) of kernel "
+                        f"'{kernel}' succeeded; see 'iotune results --failed'")
+    return datasets
+
+
+def _backend_rank(backend: str) -> int:
+    return BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else len(BACKEND_ORDER)
+
+
+def _has_time(record: Mapping[str, Any]) -> bool:
+    result = record.get("result") or {}
+    total = (result.get("times_s") or {}).get("total")
+    return isinstance(total, int | float) and total > 0
+
+
+def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any]]],
+             ok: list[tuple[int, Mapping[str, Any]]], store: str) -> Dataset:
+    rows = []
+    for order, record in ok:
+        row = flatten_record(dict(record))
+        row["order"] = order
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    campaigns: dict[str, int] = {}
+    for _, record in ok:
+        name = str(record.get("campaign"))
+        campaigns[name] = campaigns.get(name, 0) + 1
+    stamps = sorted(str(r["recorded_at"]) for _, r in ok if r.get("recorded_at"))
+    provenance = Provenance(
+        kernel=kernel, backend=backend,
+        systems=tuple(sorted({str(r.get("system")) for _, r in ok if r.get("system")})),
+        runs=len(ok), failed=len(chosen) - len(ok),
+        campaigns=tuple(sorted(campaigns.items())),
+        first_recorded=stamps[0] if stamps else None,
+        last_recorded=stamps[-1] if stamps else None, store=store)
+    tune_records = [(i, r) for i, r in chosen if r.get("campaign") == "tune"]
+    return Dataset(provenance, frame, scale_tunes(tune_records), search_sessions(tune_records))
+
+
+def _scale_key(record: Mapping[str, Any]) -> tuple[int, str]:
+    params = json.dumps(record.get("params") or {}, sort_keys=True, default=str)
+    return int(record.get("cores") or 0), params
+
+
+def scale_tunes(records: Sequence[tuple[int, Mapping[str, Any]]]) -> list[ScaleTune]:
+    """The tune records (``(file position, record)``) grouped by scale, sorted by cores."""
+    groups: dict[tuple[int, str], list[tuple[int, Mapping[str, Any]]]] = {}
+    for item in records:
+        groups.setdefault(_scale_key(item[1]), []).append(item)
+    tunes = []
+    for (cores, params), items in sorted(groups.items()):
+        configs: dict[str, ConfigResult] = {}
+        failed = 0
+        nodes = None
+        for order, record in items:
+            nodes = record.get("nodes") or nodes
+            if record.get("status") != "ok" or not _has_time(record):
+                failed += 1
+                continue
+            settings = dict(record.get("settings") or {})
+            key = json.dumps(settings, sort_keys=True, default=str)
+            result = record["result"]
+            entry = configs.setdefault(
+                key, ConfigResult(settings, [], int(result.get("bytes_written") or 0), order))
+            entry.times.append(float(result["times_s"]["total"]))
+        default = configs.pop(json.dumps({}), None)
+        ranked = sorted(configs.values(), key=lambda c: (c.median, c.first))
+        tunes.append(ScaleTune(cores, nodes, json.loads(params), default, ranked,
+                               runs=len(items), failed=failed))
+    return tunes
+
+
+def search_sessions(records: Sequence[tuple[int, Mapping[str, Any]]]) -> list[SearchSession]:
+    """Best-so-far bandwidth after each run of each search (see the module docstring)."""
+    sessions: list[tuple[int, str, list[Mapping[str, Any]]]] = []
+    current: dict[tuple[int, str], list[Mapping[str, Any]]] = {}
+    tagged: dict[tuple[int, str, str], list[Mapping[str, Any]]] = {}
+    for _, record in sorted(records, key=lambda item: item[0]):
+        scale = _scale_key(record)
+        tag = record.get("tune_id") or record.get("strategy")
+        if tag:
+            label = str(record.get("strategy") or f"search {tag}")
+            tagged.setdefault((*scale, str(tag)), []).append(record)
+            if len(tagged[(*scale, str(tag))]) == 1:
+                sessions.append((scale[0], label, tagged[(*scale, str(tag))]))
+            continue
+        starts = not record.get("settings") and int(record.get("rep") or 0) == 0
+        if starts or scale not in current:
+            current[scale] = []
+            sessions.append((scale[0], "", current[scale]))
+        current[scale].append(record)
+    out = []
+    numbers: dict[int, int] = {}
+    seen: dict[tuple[int, str], int] = {}
+    for cores, label, items in sessions:
+        numbers[cores] = numbers.get(cores, 0) + 1
+        name = label or f"search {numbers[cores]}"
+        seen[(cores, name)] = seen.get((cores, name), 0) + 1
+        if seen[(cores, name)] > 1:
+            name = f"{name} ({seen[(cores, name)]})"
+        out.append(_session(cores, name, items))
+    return sorted(out, key=lambda session: session.cores)
+
+
+def _session(cores: int, label: str, records: Sequence[Mapping[str, Any]]) -> SearchSession:
+    """Best-so-far after each run. A configuration counts once its repetitions are done
+    (as many as the most measured configuration of the search has, or the next run is of
+    another configuration), at its median time, as ``iotune tune`` ranks them; so the
+    curve never falls."""
+    counts: dict[str, int] = {}
+    for record in records:
+        if record.get("settings"):
+            key = json.dumps(record["settings"], sort_keys=True, default=str)
+            counts[key] = counts.get(key, 0) + 1
+    repetitions = max(counts.values(), default=1)
+    best: list[float | None] = []
+    default_times: list[float] = []
+    default_size = 0
+    current: float | None = None
+    pending: list[float] = []
+    pending_runs = 0
+    pending_key: str | None = None
+    pending_size = 0
+
+    def settle() -> None:
+        nonlocal current, pending, pending_runs
+        if pending:
+            bandwidth = pending_size / MIB / statistics.median(pending)
+            current = bandwidth if current is None else max(current, bandwidth)
+        pending, pending_runs = [], 0
+
+    for record in records:
+        settings = record.get("settings") or {}
+        key = json.dumps(settings, sort_keys=True, default=str)
+        if key != pending_key:
+            settle()
+            pending_key = key
+        ok = record.get("status") == "ok" and _has_time(record)
+        if ok and not settings:
+            default_times.append(float(record["result"]["times_s"]["total"]))
+            default_size = int(record["result"].get("bytes_written") or 0)
+        elif settings:
+            pending_runs += 1
+            if ok:
+                pending.append(float(record["result"]["times_s"]["total"]))
+                pending_size = int(record["result"].get("bytes_written") or 0)
+            if pending_runs >= repetitions:
+                settle()
+                pending_key = None
+        best.append(current)
+    settle()
+    if best:
+        best[-1] = current
+    default_bw = (default_size / MIB / statistics.median(default_times)
+                  if default_times else None)
+    return SearchSession(cores, label, best, default_bw)

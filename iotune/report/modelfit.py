@@ -1,0 +1,221 @@
+"""The model behind the report's predictions, refitted from the store.
+
+Which model: the tuned YAML records the formula with coefficients rounded to four digits
+and no exponent vectors, so it cannot be rebuilt exactly. The report therefore refits the
+model with :func:`iotune.modeling.fit_for_space` on the dataset's training measurements
+(campaign ``train``, every scale) with the config's ``tune.max_terms`` and ``tune.seed``
+(7 and 0 without a config). That is the model of the pruning step of ``iotune tune``: its
+predictions at the tuned scale were not fitted on the tune measurements they are compared
+with. Without training data it is fitted on the tune measurements (stated on the page).
+
+The search space comes from the config when its kernel is the report's; otherwise it is
+rebuilt from the settings found in the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iotune.config import Config
+from iotune.errors import ConfigError, DataError
+from iotune.model import Model
+from iotune.modeling import fit_for_space
+from iotune.report.data import Dataset, is_setting_column
+from iotune.settings import SETTINGS
+from iotune.space import Limits, SearchSpace, is_valid
+
+DEFAULT_MAX_TERMS = 7
+
+
+@dataclass
+class ModelView:
+    """The refitted model of one dataset, or why there is none.
+
+    ``basis`` says what it was fitted on; ``frame`` is the dataset's frame with a
+    ``predicted`` column (NaN where the model cannot predict, e.g. default runs).
+    """
+
+    model: Model | None
+    basis: str
+    note: str | None
+    space: SearchSpace
+    frame: pd.DataFrame
+
+    @property
+    def used_columns(self) -> list[str]:
+        """Numeric parameters and categorical columns the model's terms use."""
+        if self.model is None:
+            return []
+        used = [p for j, p in enumerate(self.model.params)
+                if any(t.exponents[j] for t in self.model.terms)]
+        used += [t.indicator[0] for t in self.model.terms if t.indicator is not None]
+        return list(dict.fromkeys(used))
+
+
+def space_for(dataset: Dataset, config: Config | None) -> SearchSpace:
+    """The config's space when it is for this kernel, else one rebuilt from the data."""
+    if config is not None and config.kernel.name == dataset.provenance.kernel \
+            and config.space.names:
+        return config.space
+    values = []
+    for column in dataset.setting_columns():
+        seen = [v for v in dataset.frame[column].dropna().unique().tolist()]
+        values.append((column, tuple(sorted(seen, key=_sort_key))))
+    return SearchSpace(tuple(values))
+
+
+def _sort_key(value: Any) -> tuple[int, float, str]:
+    if isinstance(value, bool):
+        return (1, float(value), "")
+    if isinstance(value, int | float):
+        return (0, float(value), "")
+    return (2, 0.0, str(value))
+
+
+def fit_view(dataset: Dataset, config: Config | None) -> ModelView:
+    """Refit the dataset's model and predict every row (see the module docstring)."""
+    space = space_for(dataset, config)
+    max_terms = config.tune.max_terms if config is not None else DEFAULT_MAX_TERMS
+    seed = config.tune.seed if config is not None else 0
+    frame = dataset.frame.copy()
+    train = dataset.train_frame
+    basis = f"{len(train)} training measurements (campaign train)"
+    if train.empty:
+        train = frame[frame["campaign"] == "tune"]
+        basis = (f"{len(train)} tune measurements (the store has no training data for this "
+                 "kernel and backend, so the fit is in-sample)")
+    frame["predicted"] = np.nan
+    try:
+        model = fit_for_space(train, space, max_terms, seed)
+    except (DataError, ConfigError) as exc:
+        return ModelView(None, basis, f"no model: {exc}", space, frame)
+    frame["predicted"] = predict_rows(model, frame)
+    return ModelView(model, basis, None, space, frame)
+
+
+def model_input(model: Model, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the model's categorical columns as level text, as in training."""
+    out = frame.copy()
+    for spec in model.categorical:
+        if spec.column in out.columns:
+            column = out[spec.column]
+            out[spec.column] = column.where(column.isna(), column.astype(str))
+    return out
+
+
+def predict_rows(model: Model, frame: pd.DataFrame) -> np.ndarray:
+    """The model's prediction for each row of ``frame``; NaN where it cannot predict
+    (a column missing or empty on that row, an unseen categorical level)."""
+    out = np.full(len(frame), np.nan)
+    needed = [c for c in (*model.params, *(s.column for s in model.categorical))
+              if _uses(model, c)]
+    if any(c not in frame.columns for c in needed):
+        return out
+    usable = frame[needed].notna().all(axis=1).to_numpy() if needed else np.ones(len(frame),
+                                                                                  bool)
+    if not usable.any():
+        return out
+    subset = model_input(model, frame[usable])
+    try:
+        out[usable] = model.predict(subset)
+    except DataError:  # one bad row: predict row by row and leave the bad ones out
+        positions = np.flatnonzero(usable)
+        for k, position in enumerate(positions):
+            try:
+                out[position] = model.predict(subset.iloc[k : k + 1])[0]
+            except DataError:
+                continue
+    return out
+
+
+def _uses(model: Model, column: str) -> bool:
+    if column in model.params:
+        j = model.params.index(column)
+        return any(t.exponents[j] for t in model.terms)
+    return any(t.indicator is not None and t.indicator[0] == column for t in model.terms)
+
+
+def predict_settings(view: ModelView, settings: Sequence[Mapping[str, Any]], cores: int,
+                     ) -> list[float | None]:
+    """Predicted write time of each configuration at ``cores`` ranks (None: cannot)."""
+    if view.model is None or not settings:
+        return [None] * len(settings)
+    frame = pd.DataFrame([{**s, "cores": cores} for s in settings])
+    values = predict_rows(view.model, frame)
+    return [None if np.isnan(v) else float(v) for v in values]
+
+
+@dataclass
+class Effect:
+    """Predicted time along one setting with the others held at ``anchor``."""
+
+    setting: str
+    values: list[Any]
+    predicted: list[float | None]
+    anchor_value: Any
+    numeric: bool
+
+
+def parameter_effects(view: ModelView, anchor: Mapping[str, Any], cores: int,
+                      limits: Limits | None = None) -> list[Effect]:
+    """One :class:`Effect` per setting the model uses, over the space's values.
+
+    ``anchor`` is the tuned configuration; settings it lacks are held at the value most
+    common in the training data. ``cores`` is the scale of the prediction; with the
+    system's ``limits``, values that break a rule at that scale (more aggregators than
+    allowed, a stripe count above the OST count) are left out.
+    """
+    if view.model is None:
+        return []
+    base = dict(anchor)
+    for column in view.used_columns:
+        if column not in base and column in view.frame.columns and column != "cores":
+            common = view.frame[column].dropna()
+            if not common.empty:
+                base[column] = common.mode().iloc[0]
+    space = view.space.as_dict()
+    effects = []
+    for column in view.used_columns:
+        if column == "cores" or not is_setting_column(column):
+            continue
+        values = list(space.get(column) or sorted(view.frame[column].dropna().unique()))
+        if limits is not None:
+            values = [v for v in values if is_valid({**base, column: v}, cores, limits)]
+        sweep = [{**base, column: v} for v in values]
+        predicted = predict_settings(view, sweep, cores)
+        setting = SETTINGS.get(column)
+        effects.append(Effect(column, values, predicted, base.get(column),
+                              bool(setting and setting.numeric)))
+    return effects
+
+
+def step_errors(model: Model) -> list[dict[str, Any]]:
+    """The selection history: after each term, the RMS relative error (eq. 4 over rows)."""
+    rows = model.stats.rows if model.stats else None
+    out = []
+    for k, step in enumerate(model.steps, start=1):
+        rms = float(np.sqrt(step.relative_error / rows)) if rows else None
+        cv = (float(np.sqrt(step.cv_error / rows)) if rows and step.cv_error is not None
+              else None)
+        out.append({"step": k, "term": step.term.name(model.params),
+                    "added_by": "completion" if step.by_completion else "selection",
+                    "rms_relative_error": rms, "cv_rms_relative_error": cv})
+    return out
+
+
+def term_rows(model: Model) -> list[dict[str, Any]]:
+    """The selected terms with coefficients, in the order they were added."""
+    history = {k: row for k, row in enumerate(step_errors(model))}
+    rows = []
+    for k, (term, coef) in enumerate(zip(model.terms, model.coefficients, strict=True)):
+        step = history.get(k, {})
+        rows.append({"term": term.name(model.params), "coefficient": float(coef),
+                     "added_by": step.get("added_by", ""),
+                     "rms_relative_error_after": step.get("rms_relative_error")})
+    return rows
+

@@ -1,0 +1,44 @@
+"""``iotune report`` on a small real store: VPIC-IO through mpiexec at 2 ranks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+from report_helpers import run_ok
+
+pytestmark = pytest.mark.mpi
+
+TINY = {
+    "kernel": {"name": "vpic", "args": {"particles_per_rank": 16384, "timesteps": 1}},
+    "space": {"cb_config_list": ["*:2"], "cb_nodes": [1, 2],
+              "romio_cb_write": ["enable", "disable"]},
+    "train": {"repetitions": 1, "seed": 3, "scales": [{"cores": 2, "design": "full"}]},
+    "tune": {"top_k": 2, "top_k_refit": 1, "refit_rounds": 1, "repetitions": 1,
+             "max_terms": 3},
+}
+
+
+def test_report_of_a_real_campaign(write_config, tmp_path):
+    config = write_config(TINY)
+    run_ok(["train", "-c", str(config)])
+    run_ok(["tune", "-c", str(config), "--cores", "2", "-o", str(tmp_path / "tuned.yaml")])
+    out = tmp_path / "report"
+    result = run_ok(["report", "-c", str(config), "--tuned", str(tmp_path / "tuned.yaml"),
+                     "-o", str(out)])
+    manifest = json.loads((out / "manifest.json").read_text())
+    names = [f["file"] for f in manifest["figures"]]
+    assert names == ["topk-vpic-mpi-2.png", "search-vpic-mpi.png", "model-fit-vpic-mpi.png",
+                     "model-steps-vpic-mpi.png", "effects-vpic-mpi.png"]
+    for figure in manifest["figures"]:
+        assert figure["title"].startswith("Measured: ")
+        with Image.open(out / figure["file"]) as image:
+            assert image.size == (figure["width_px"], figure["height_px"]) and image.size[0] == 1200
+    html = (out / "index.html").read_text()
+    assert all(f["file"] in html for f in manifest["figures"])
+    assert all(t["file"] in html for t in manifest["tables"])
+    assert "MEASURED" in html and "testbox" in html and "SIMULATED" not in html
+    assert "Measured: speedups of the tuned over the default configuration" in result.stdout
+    speedup = (out / "speedup-vpic-mpi.csv").read_text().splitlines()
+    assert len(speedup) == 2 and speedup[1].startswith("2,vpic,")

@@ -1,0 +1,161 @@
+"""``iotune report`` on a simulated campaign: files, image sizes, HTML, tables, provenance."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from PIL import Image
+from report_helpers import run_ok
+
+from iotune import __version__
+from iotune.report.figures import DPI, WIDTH_IN
+
+FIGURES = ["topk-vpic-sim-512", "search-vpic-sim", "model-fit-vpic-sim", "model-steps-vpic-sim",
+           "effects-vpic-sim"]
+TABLES = ["provenance-vpic-sim", "speedup-vpic-sim", "topk-vpic-sim-512",
+          "search-summary-vpic-sim", "search-vpic-sim", "model-terms-vpic-sim",
+          "model-steps-vpic-sim", "effects-vpic-sim"]
+
+
+@pytest.fixture(scope="module")
+def report(sim_campaign: Path, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("sim-report")
+    result = run_ok(["report", "-c", str(sim_campaign / "iotune.yaml"), "--tuned",
+                     str(sim_campaign / "tuned.yaml"), "-o", str(out), "--no-color"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    return out, result, manifest
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_figure_is_an_image_of_the_recorded_size(report):
+    out, _, manifest = report
+    assert [Path(f["file"]).stem for f in manifest["figures"]] == FIGURES
+    for figure in manifest["figures"]:
+        with Image.open(out / figure["file"]) as image:
+            assert image.format == "PNG"
+            assert image.size == (figure["width_px"], figure["height_px"])
+            assert image.size[0] == round(WIDTH_IN * DPI)
+            assert image.size[1] >= 2.5 * DPI
+
+
+def test_titles_carry_the_word_simulated(report):
+    _, _, manifest = report
+    assert all(f["title"].startswith("Simulated: ") for f in manifest["figures"])
+    assert all(t["title"].startswith(("Simulated: ", "Provenance (simulated)"))
+               for t in manifest["tables"])
+
+
+def test_html_is_self_contained_and_names_every_figure_and_table(report):
+    out, _, manifest = report
+    html = (out / "index.html").read_text()
+    for figure in manifest["figures"]:
+        assert figure["file"] in html and figure["title"] in html
+    assert [t["file"] for t in manifest["tables"]] == [f"{t}.csv" for t in TABLES]
+    for table in manifest["tables"]:
+        assert (out / table["file"]).is_file()
+        assert f'href="{table["file"]}"' in html
+    assert html.count('src="data:image/png;base64,') == len(manifest["figures"])
+    assert not re.search(r'(src|href)="(https?:|//)', html)
+    assert "<script" not in html
+    for word in ("SIMULATED", "hopper", "vpic", f"iotune {__version__}", "report date"):
+        assert word in html
+
+
+def test_speedup_table_is_table_3_of_the_store(report, sim_campaign):
+    out, _, _ = report
+    tuned = yaml.safe_load((sim_campaign / "tuned.yaml").read_text())
+    (row,) = read_csv(out / "speedup-vpic-sim.csv")
+    assert row["cores"] == "512" and row["kernel"] == "vpic"
+    assert float(row["file_size_gib"]) == pytest.approx(512 * 8 * 2**20 * 32 / 2**30)
+    # the default was measured by both searches with the same seeded noise: same median
+    assert float(row["default_mib_s"]) == pytest.approx(tuned["default"]["bandwidth_mib_s"],
+                                                        rel=1e-3)
+    assert row["default_reps"] == "4"
+    # the best over both searches is at least as good as the model search's
+    assert float(row["speedup"]) >= tuned["speedup"] * (1 - 1e-3)
+    low, mid, high = (float(row[k]) for k in ("speedup_min", "speedup", "speedup_max"))
+    assert low <= mid <= high and low < high  # noisy repetitions give a spread
+    assert float(row["tuned_min_mib_s"]) <= float(row["tuned_mib_s"]) <= float(
+        row["tuned_max_mib_s"])
+
+
+def test_top_configurations_have_predictions_and_the_default(report):
+    out, _, _ = report
+    rows = read_csv(out / "topk-vpic-sim-512.csv")
+    assert rows[-1]["rank"] == "default" and rows[-1]["predicted_s"] == ""
+    searched = rows[:-1]
+    assert 1 <= len(searched) <= 20
+    assert [r["rank"] for r in searched] == [str(i) for i in range(1, len(searched) + 1)]
+    times = [float(r["measured_s"]) for r in searched]
+    assert times == sorted(times)
+    assert all(float(r["predicted_s"]) > 0 for r in searched)
+    assert {"stripe_count", "stripe_size", "cb_nodes"} <= set(rows[0])
+
+
+def test_search_progress_per_strategy(report):
+    out, _, _ = report
+    summary = read_csv(out / "search-summary-vpic-sim.csv")
+    assert [(r["cores"], r["search"]) for r in summary] == [("512", "model"), ("512", "random")]
+    runs = read_csv(out / "search-vpic-sim.csv")
+    for search in ("model", "random"):
+        best = [float(r["best_so_far_mib_s"]) for r in runs
+                if r["search"] == search and r["best_so_far_mib_s"]]
+        assert best and best == sorted(best)  # best so far never falls
+        assert best[-1] == pytest.approx(float(next(
+            r["best_mib_s"] for r in summary if r["search"] == search)), rel=1e-3)
+
+
+def test_model_tables(report):
+    out, result, _ = report
+    terms = read_csv(out / "model-terms-vpic-sim.csv")
+    steps = read_csv(out / "model-steps-vpic-sim.csv")
+    assert len(terms) >= 1 and len(steps) == len(terms)
+    errors = [float(s["rms_relative_error"]) for s in steps if s["added_by"] == "selection"]
+    assert errors == sorted(errors, reverse=True)  # greedy selection only lowers the error
+    effects = read_csv(out / "effects-vpic-sim.csv")
+    assert {e["setting"] for e in effects} <= {"stripe_count", "stripe_size", "cb_nodes"}
+    assert sum(e["tuned"] == "True" for e in effects) == len({e["setting"] for e in effects})
+    assert "m = " in result.output
+
+
+def test_the_report_loads_no_mpi_or_h5py(report):
+    assert not sorted(m for m in sys.modules if m.split(".")[0] in ("mpi4py", "h5py"))
+
+
+def test_terminal_output_is_plain_text(report):
+    _, result, _ = report
+    out = result.stdout
+    assert "Simulated: speedups of the tuned over the default configuration" in out
+    assert "Simulated: searches compared" in out
+    assert "backend         sim (simulated)" in out
+    assert not set("┃━╭│") & set(out)
+    assert "wrote" in result.stderr and "index.html" in result.stderr
+
+
+def test_train_only_store_in_svg(sim_campaign, tmp_path):
+    """Without tune records the report has the model only, and says what is missing."""
+    store = tmp_path / "train.jsonl"
+    lines = (sim_campaign / "store.jsonl").read_text().splitlines(keepends=True)
+    store.write_text("".join(line for line in lines if '"campaign": "train"' in line))
+    out = tmp_path / "report"
+    result = run_ok(["report", "--store", str(store), "-o", str(out), "--format", "svg"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    files = [f["file"] for f in manifest["figures"]]
+    assert files == ["model-fit-vpic-sim.svg", "model-steps-vpic-sim.svg",
+                     "effects-vpic-sim.svg"]
+    for name in files:
+        assert (out / name).read_text().lstrip().startswith("<?xml")
+    html = (out / "index.html").read_text()
+    assert html.count('src="data:image/svg+xml;base64,') == 3
+    assert "No tune records" in html
+    assert "No tune records" in result.stdout
