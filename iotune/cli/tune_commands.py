@@ -37,6 +37,7 @@ from iotune.sbatch import core_hours, job_script, seconds_per_run, write_job_scr
 from iotune.settings import describe_value
 from iotune.store import Store
 from iotune.strategies import strategy_help
+from iotune.terminal import Progress, make_progress
 from iotune.tuning import TuneResult, tune
 
 
@@ -63,10 +64,11 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 @click.option("--partition", help="Slurm partition for --emit-sbatch.")
 @click.option("--account", help="Slurm account for --emit-sbatch.")
 @click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
+@click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 def train_command(config_path: Path | None, backend_name: str | None, sim_system: str | None,
                   noise: float | None, replay_data: Path | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, partition: str | None,
-                  account: str | None, retry_failed: bool) -> None:
+                  account: str | None, retry_failed: bool, no_color: bool) -> None:
     """Measure the training design of the config at every scale, into the store.
 
     Resumable: rerun the same command after a crash or a time limit and it skips every run
@@ -102,27 +104,29 @@ def train_command(config_path: Path | None, backend_name: str | None, sim_system
     if allocation:
         check_fits_allocation(plans, allocation)
     backend = make_backend(config)
-    counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
-                          progress=_train_progress)
+    todo = sum(t.ident not in done for p in plans for t in p.tasks)
+    with make_progress(todo, "train", no_color=no_color) as bar:
+        counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
+                              progress=lambda *args: _train_progress(bar, *args))
     progress(f"iotune: train done: {counts['ran']} run(s), {counts['skipped']} already in the "
              f"store, {counts['failed']} failed; store {store.path}")
     if counts["failed"]:
         progress("iotune: failed runs are recorded with their reason: iotune results --failed")
 
 
-def _train_progress(i: int, n: int, task: Task, record: dict[str, Any] | None,
+def _train_progress(bar: Progress, i: int, n: int, task: Task, record: dict[str, Any] | None,
                     eta: float | None) -> None:
-    width = len(str(n))
+    """Before a run: its configuration and the ETA; after it: its bandwidth or failure."""
     if record is None:
         eta_text = f"  ETA {_duration(eta)}" if eta is not None else ""
-        progress(f"[{i:>{width}}/{n}] {task.request.cores} ranks rep {task.rep + 1}: "
-                 f"{describe_settings(dict(task.request.settings))}{eta_text}")
+        bar.advance(f"run {i}/{n}: {task.request.cores} ranks rep {task.rep + 1}: "
+                    f"{describe_settings(dict(task.request.settings))}{eta_text}", steps=0)
     elif record["status"] == "ok":
         result = record["result"]
-        progress(f"{'':>{2 * width + 3}} {result['bandwidth_mib_s']:.1f} MiB/s "
-                 f"({result['times_s']['total']:.2f} s, {record['provenance']})")
+        bar.advance(f"-> {result['bandwidth_mib_s']:.1f} MiB/s "
+                    f"({result['times_s']['total']:.2f} s, {record['provenance']})")
     else:
-        progress(f"{'':>{2 * width + 3}} FAILED: {record['error']}")
+        bar.advance(f"-> FAILED: {record['error']}")
 
 
 def _duration(seconds: float | None) -> str:
@@ -148,13 +152,14 @@ def _duration(seconds: float | None) -> str:
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing earlier tune runs.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tuned configuration YAML here.")
+@click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 @format_option("table", ("table", "json", "yaml"))
 def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
-                replay_data: Path | None,
+                 replay_data: Path | None,
                  launcher: str | None, fresh: bool,
-                 output: Path | None, fmt: str) -> None:
+                 output: Path | None, no_color: bool, fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
 
     With the default 'model' strategy: fit the empirical model on the store's training
@@ -171,10 +176,11 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
     backend = make_backend(config)
     store = Store(config.store)
     started = time.monotonic()
-    result = tune(config, backend, store, kernel=kernel_name or config.kernel.name, cores=cores,
-                  strategy=strategy, budget=budget,
-                  strategy_options=parse_assignments(options, "--option"), fresh=fresh,
-                  progress=lambda m: progress(f"iotune: {m}"))
+    with make_progress(None, "tune", no_color=no_color) as bar:
+        result = tune(config, backend, store, kernel=kernel_name or config.kernel.name,
+                      cores=cores, strategy=strategy, budget=budget,
+                      strategy_options=parse_assignments(options, "--option"), fresh=fresh,
+                      progress=lambda m: bar.log(f"iotune: {m}"))
     tuned = result.to_tuned()
     if output is not None:
         output.write_text(yaml.safe_dump(to_plain(tuned), sort_keys=False))
