@@ -47,9 +47,17 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _register() -> None:
-    from iotune.cli import model_commands, report_commands, run_commands, tune_commands
+    from iotune.cli import (
+        darshan_commands,
+        model_commands,
+        report_commands,
+        run_commands,
+        tune_commands,
+        variability_commands,
+    )
 
-    for command in [*run_commands.COMMANDS, *tune_commands.COMMANDS]:
+    for command in [*run_commands.COMMANDS, *tune_commands.COMMANDS,
+                    *variability_commands.COMMANDS, *darshan_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")
