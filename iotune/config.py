@@ -88,6 +88,9 @@ class TuneConfig:
     strategy: str = "model"
     budget: int | None = None
     seed: int = 0
+    state_aware: bool = False
+    busy_repeats: int = 2
+    min_idle: int = 2
 
 
 @dataclass(frozen=True)
@@ -288,7 +291,11 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
 
 def _tune(raw: Any) -> TuneConfig:
     t = _Section(raw, "tune", ("top_k", "top_k_refit", "refit_rounds", "repetitions",
-                               "statistic", "max_terms", "strategy", "budget", "seed"))
+                               "statistic", "max_terms", "strategy", "budget", "seed",
+                               "state_aware", "busy_repeats", "min_idle"))
+    state_aware = t.raw.get("state_aware", False)
+    if not isinstance(state_aware, bool):
+        raise ConfigError(f"tune.state_aware: {state_aware!r} is not true or false")
     return TuneConfig(
         top_k=t.int("top_k", 20) or 20,
         top_k_refit=t.int("top_k_refit", 10) or 10,
@@ -299,6 +306,9 @@ def _tune(raw: Any) -> TuneConfig:
         strategy=t.text("strategy", "model") or "model",
         budget=t.int("budget", None),
         seed=t.int("seed", 0, minimum=0) or 0,
+        state_aware=state_aware,
+        busy_repeats=t.int("busy_repeats", 2, minimum=0) or 0,
+        min_idle=t.int("min_idle", 2) or 2,
     )
 
 

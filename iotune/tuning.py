@@ -22,7 +22,20 @@ from iotune.errors import ConfigError, DataError
 from iotune.settings import SETTINGS, config_key, describe_value, mpiio_hints
 from iotune.space import SearchSpace
 from iotune.store import PROVENANCE, Store, now_iso, records_to_dataframe
-from iotune.strategies.base import Configuration, Evaluation, SearchContext, make_strategy
+from iotune.strategies.base import (
+    STATISTICS,
+    Configuration,
+    Evaluation,
+    SearchContext,
+    make_strategy,
+)
+from iotune.variability.state import (
+    StatePolicy,
+    StateTracker,
+    probe_latencies,
+    ranking_times,
+    should_repeat,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +50,8 @@ class StoreSearchContext(SearchContext):
     def __init__(self, *, backend: Backend, store: Store, kernel: str, cores: int,
                  params: Mapping[str, Any], space: SearchSpace, candidates: Sequence[Configuration],
                  budget: int | None, repetitions: int, statistic: str, reuse: bool = True,
-                 progress: ProgressFn | None = None, strategy: str = "") -> None:
+                 progress: ProgressFn | None = None, strategy: str = "",
+                 state_policy: StatePolicy | None = None) -> None:
         super().__init__(candidates, budget)
         self.backend, self.store, self.kernel, self.cores = backend, store, kernel, cores
         self.params = dict(params)
@@ -46,6 +60,9 @@ class StoreSearchContext(SearchContext):
         self.progress = progress
         self.runs = 0
         self.reused = 0
+        self.policy = state_policy or StatePolicy()
+        self.tracker = None if state_policy is None else _start_tracker(store, backend,
+                                                                        state_policy)
         #: Tags every record of this tune, so reports can follow one search run by run.
         self.tags = {"strategy": strategy, "tune_id": uuid.uuid4().hex[:12],
                      "target_cores": cores}
@@ -63,28 +80,59 @@ class StoreSearchContext(SearchContext):
         return list(self._earlier.get(key, []))
 
     def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
-        records = self.previous(evaluation.key)[: self.repetitions]
+        records = self.previous(evaluation.key)
+        if self.tracker is None:
+            records = records[: self.repetitions]
         self.reused += len(records)
         request = RunRequest(self.kernel, self.cores, settings, self.params)
-        for rep in range(len(records), self.repetitions):
-            if self.progress:
-                self.progress(f"run {self.runs + 1}: config {evaluation.order} rep {rep + 1}/"
-                              f"{self.repetitions} {_settings_text(settings)}")
-            record = self.store.append({"campaign": "tune", **self.tags,
-                                        **self.backend.measure(request, rep)})
-            self.runs += 1
-            records.append(record)
+        rep = len(records)
+        for target in range(len(records), self.repetitions):
+            repeats = 0
+            while True:
+                if self.progress:
+                    again = f" (busy, repeat {repeats})" if repeats else ""
+                    self.progress(f"run {self.runs + 1}: config {evaluation.order} rep "
+                                  f"{target + 1}/{self.repetitions}{again} "
+                                  f"{_settings_text(settings)}")
+                record = self._measure_once(request, rep)
+                rep += 1
+                records.append(record)
+                state = (record.get("probe") or {}).get("state")
+                if self.tracker is None or not should_repeat(str(state), repeats, self.policy):
+                    break
+                repeats += 1
+        states = []
         for record in records:
             result = record.get("result") or {}
             if record.get("status") == "ok":
                 evaluation.times.append(float(result["times_s"]["total"]))
                 evaluation.bandwidths.append(float(result["bandwidth_mib_s"]))
+                states.append(str((record.get("probe") or {}).get("state", "unknown")))
             else:
                 evaluation.failures.append(str(record.get("error")))
-        evaluation.summarise(self.statistic)
+        evaluation.states = states
+        if self.tracker is not None and evaluation.times:
+            ranked = ranking_times(evaluation.times, states, self.policy.min_idle)
+            evaluation.statistic = STATISTICS[self.statistic](ranked)
+        else:
+            evaluation.summarise(self.statistic)
         if self.progress and evaluation.statistic is not None:
             self.progress(f"  -> {self.statistic} {evaluation.statistic:.3f} s, "
                           f"{max(evaluation.bandwidths):.1f} MiB/s best rep")
+
+    def _measure_once(self, request: RunRequest, rep: int) -> dict[str, Any]:
+        """One measurement, tagged with the storage state when state-aware, then stored."""
+        latency = None
+        if self.tracker is not None:
+            latency = self.backend.probe_before(self.policy.probe_size)
+        record = self.backend.measure(request, rep)
+        if self.tracker is not None:
+            if latency is None:
+                latency = self.backend.probe_after(record, self.policy.probe_size)
+            if latency is not None:
+                record["probe"] = self.tracker.observe(latency).as_record(self.policy.probe_size)
+        self.runs += 1
+        return self.store.append({"campaign": "tune", **self.tags, **record})
 
     def training_frame(self) -> pd.DataFrame:
         records = [r for r in self.store.iter_records()
@@ -97,6 +145,14 @@ class StoreSearchContext(SearchContext):
         frame = pd.DataFrame(self.candidates)
         frame["cores"] = self.cores
         return frame
+
+
+def _start_tracker(store: Store, backend: Backend, policy: StatePolicy) -> StateTracker:
+    """A state tracker seeded with earlier probe latencies of the same size, if any."""
+    if backend.name == "replay":
+        raise ConfigError("--state-aware: the replay backend has no storage-state probes")
+    earlier = probe_latencies(store.iter_records(), size_bytes=policy.probe_size)
+    return StateTracker(policy, latencies=earlier)
 
 
 def _settings_text(settings: Mapping[str, Any]) -> str:
@@ -188,7 +244,7 @@ class TuneResult:
 def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: int,
          strategy: str | None = None, budget: int | None = None,
          strategy_options: Mapping[str, Any] | None = None, fresh: bool = False,
-         progress: ProgressFn | None = None) -> TuneResult:
+         progress: ProgressFn | None = None, state_aware: bool | None = None) -> TuneResult:
     """Measure the default, search at ``cores`` ranks, and return the best configuration."""
     if kernel != config.kernel.name:
         raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
@@ -216,6 +272,8 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         space=config.space, candidates=candidates, budget=budget or tune_cfg.budget,
         repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic, reuse=not fresh,
         progress=progress, strategy=name,
+        state_policy=_state_policy(tune_cfg) if (tune_cfg.state_aware if state_aware is None
+                                                 else state_aware) else None,
     )
     if name == "model" and not _has_training_data(store, kernel, backend.name):
         raise DataError(
@@ -239,6 +297,10 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         bytes_written=spec_bytes, statistic=tune_cfg.statistic,
         best_so_far=context.best_so_far, model=search.notes.get("model"),
     )
+
+
+def _state_policy(tune_cfg: Any) -> StatePolicy:
+    return StatePolicy(max_repeats=tune_cfg.busy_repeats, min_idle=tune_cfg.min_idle)
 
 
 def _has_training_data(store: Store, kernel: str, backend: str) -> bool:

@@ -43,6 +43,16 @@ class Backend(ABC):
         """Measure several requests; backends that can vectorise override this."""
         return [self.measure(r, rep) for r in requests]
 
+    def probe_before(self, size: int) -> float | None:
+        """A storage-state probe taken right before a measurement (seconds), or None."""
+        return None
+
+    def probe_after(self, record: dict[str, Any], size: int) -> float | None:
+        """A probe latency for the state a finished measurement ran in, or None.
+
+        For backends that know the state only once they have measured (``sim``)."""
+        return None
+
     def candidates(self, cores: int) -> list[dict[str, Any]] | None:
         """The configurations this backend can answer at ``cores``; None: any in the space."""
         return None

@@ -62,6 +62,13 @@ class MpiBackend(Backend):
 
         return shlex.join(self.command(request))
 
+    def probe_before(self, size: int) -> float | None:
+        """One synchronous ``size``-byte write to scratch from the driver (no MPI)."""
+        from iotune.variability import probe_once
+
+        check_scratch(self.config.system.scratch)
+        return probe_once(self.config.system.scratch, size)
+
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
         check_scratch(self.config.system.scratch)
         record = self.base_record(request, rep, self.config.system.name)

@@ -53,6 +53,18 @@ class SimBackend(Backend):
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
         return self.measure_many([request], rep)[0]
 
+    def probe_after(self, record: dict[str, Any], size: int) -> float | None:
+        """A simulated probe latency drawn from the state the measurement ran in."""
+        from iotune.variability.simulate import probe_base_latency, simulated_probe_latency
+
+        state = record.get("state")
+        if state not in ("idle", "busy"):
+            return None
+        rng = np.random.default_rng([self.seed, int(record["config_key"], 16) % 2**63,
+                                     int(record.get("rep", 0)), size])
+        return simulated_probe_latency(self.system.noise, str(state), rng, size, noise=self.noise,
+                                       base_s=probe_base_latency(self.system, size))
+
     def measure_many(self, requests: Sequence[RunRequest], rep: int = 0) -> list[dict[str, Any]]:
         import pandas as pd
 

@@ -150,6 +150,9 @@ def _duration(seconds: float | None) -> str:
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing earlier tune runs.")
+@click.option("--state-aware/--no-state-aware", default=None,
+              help="Probe the storage state before each run, repeat runs made while it was "
+                   "busy and rank on idle-state runs (default: the config's tune.state_aware).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tuned configuration YAML here.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
@@ -158,7 +161,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
                  replay_data: Path | None,
-                 launcher: str | None, fresh: bool,
+                 launcher: str | None, fresh: bool, state_aware: bool | None,
                  output: Path | None, no_color: bool, fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
 
@@ -180,7 +183,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
         result = tune(config, backend, store, kernel=kernel_name or config.kernel.name,
                       cores=cores, strategy=strategy, budget=budget,
                       strategy_options=parse_assignments(options, "--option"), fresh=fresh,
-                      progress=lambda m: bar.log(f"iotune: {m}"))
+                      progress=lambda m: bar.log(f"iotune: {m}"), state_aware=state_aware)
     tuned = result.to_tuned()
     if output is not None:
         output.write_text(yaml.safe_dump(to_plain(tuned), sort_keys=False))

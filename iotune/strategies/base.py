@@ -40,6 +40,7 @@ class Evaluation:
     predicted: float | None = None
     statistic: float | None = None
     order: int = 0
+    states: list[str] = field(default_factory=list)
 
     def summarise(self, how: str) -> None:
         self.statistic = STATISTICS[how](self.times) if self.times else None
