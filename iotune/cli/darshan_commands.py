@@ -1,0 +1,409 @@
+"""``iotune profile``, ``match``, ``proxy``, ``phases``, ``characterize`` and ``estimate``.
+
+Tuning a real application from its Darshan log: its I/O summary and signature, the kernels
+most like it, a proxy kernel configuration to tune in its place, and its I/O phases with
+an estimate of its I/O time on this file system. Results go to stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+import yaml
+
+from iotune.cli.common import config_option, format_option, resolve_config
+from iotune.errors import ConfigError, DataError
+from iotune.output import emit, progress, render_pairs, render_table
+
+FORMATS = ("table", "json", "yaml")
+_COUNTER_MODULES = ("POSIX", "MPI-IO", "H5F", "H5D")
+
+
+def _human(n: float) -> str:
+    """``4194304 -> '4 MiB'``: bytes in the largest binary unit, 3 significant digits."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024
+    return f"{value:.3g} TiB"
+
+
+def _log_argument(func: Any) -> Any:
+    return click.argument("log", type=click.Path(path_type=Path))(func)
+
+
+def _class_option(func: Any) -> Any:
+    return click.option("--class", "class_index", type=int, default=None,
+                        help="Signature class to use (default: the one that moved the most "
+                             "bytes; see 'iotune profile').")(func)
+
+
+def _ignore_option(func: Any) -> Any:
+    return click.option("--ignore-feature", "ignored", multiple=True, metavar="NAME",
+                        help="Leave a signature feature out of the comparison (repeatable).")(
+        func)
+
+
+def _threshold_option(func: Any) -> Any:
+    from iotune.darshan.classes import DEFAULT_THRESHOLD
+
+    return click.option("--threshold", type=click.FloatRange(0, 1, min_open=True),
+                        default=DEFAULT_THRESHOLD, show_default=True,
+                        help="Cosine similarity for two files to share a class.")(func)
+
+
+def _trace_options(func: Any) -> Any:
+    from iotune.darshan.phases import DEFAULT_GAP_S
+
+    func = click.option("--gap", type=click.FloatRange(min=0), default=DEFAULT_GAP_S,
+                        show_default=True,
+                        help="Seconds of idle time that end a run of operations.")(func)
+    return click.option("--module", type=click.Choice(["auto", "posix", "mpiio"]),
+                        default="auto", show_default=True,
+                        help="DXT layer (auto: MPI-IO when traced, else POSIX).")(func)
+
+
+def _signature_inputs(log_path: Path, threshold: float, class_index: int | None,
+                      ignored: tuple[str, ...]) -> tuple[Any, Any, np.ndarray, list[str]]:
+    """The log, the chosen class, the feature mask and the ignored feature names."""
+    from iotune.darshan.classes import equivalence_classes, pick_class
+    from iotune.darshan.logfile import read_log
+    from iotune.darshan.records import file_counters
+    from iotune.darshan.signature import feature_mask, unobservable
+
+    log = read_log(log_path, dxt=False)
+    log.require(_COUNTER_MODULES, "a signature")
+    chosen = pick_class(equivalence_classes(file_counters(log), threshold), class_index,
+                        str(log_path))
+    names = list(dict.fromkeys([*unobservable(log.lib_version), *ignored]))
+    try:
+        mask = feature_mask(names)
+    except ValueError as exc:
+        raise ConfigError(f"--ignore-feature: {exc}") from None
+    return log, chosen, mask, names
+
+
+@click.command("profile")
+@_log_argument
+@_threshold_option
+@format_option(choices=FORMATS)
+def profile_command(log: Path, threshold: float, fmt: str) -> None:
+    """Summarise an application's I/O from its Darshan log, and its signature classes.
+
+    \b
+    Reads the POSIX, MPI-IO and HDF5 records: bytes, request sizes, shared and
+    per-process files, collective and independent MPI-IO, HDF5 datasets. Files are
+    grouped into classes of similar signature; the largest class is the one 'iotune
+    match' and 'iotune proxy' use by default.
+    """
+    from iotune.darshan.classes import equivalence_classes
+    from iotune.darshan.logfile import read_log
+    from iotune.darshan.records import file_counters
+    from iotune.darshan.summary import io_summary, nonzero_bins
+
+    darshan_log = read_log(log, dxt=False)
+    darshan_log.require(_COUNTER_MODULES, "a profile")
+    files = file_counters(darshan_log)
+    classes = equivalence_classes(files, threshold)
+    summary = io_summary(darshan_log, files, classes)
+    if fmt != "table":
+        emit(summary, fmt)
+        return
+    job, totals, mpiio, hdf5 = (summary[k] for k in ("job", "totals", "mpiio", "hdf5"))
+    pairs = {
+        "log": summary["log"],
+        "executable": job["exe"] or "-",
+        "ranks": job["nprocs"],
+        "run time": f"{job['run_time_s']:g} s",
+        "darshan": f"{job['darshan']} ({', '.join(job['modules'])})",
+        "written": f"{_human(totals['bytes_written'])} in {totals['writes']} writes",
+        "read": f"{_human(totals['bytes_read'])} in {totals['reads']} reads",
+        "files": f"{totals['files_with_data']} with data of {totals['files']}: "
+                 f"{totals['shared_files']} shared, {totals['per_process_files']} per-process",
+        "MPI-IO": f"{mpiio['files']} files; writes {mpiio['collective_writes']} collective, "
+                  f"{mpiio['independent_writes']} independent; reads "
+                  f"{mpiio['collective_reads']} collective, "
+                  f"{mpiio['independent_reads']} independent",
+        "HDF5": f"{hdf5['files']} files, {hdf5['datasets']} datasets "
+                f"({hdf5['collective_datasets']} files with collective transfers)",
+        "POSIX I/O time": f"{totals['posix_io_time_s']:.4g} s (all ranks)",
+    }
+    hist = [{"layer": k.replace("_", " "), "requests by size (bytes)": nonzero_bins(v)}
+            for k, v in summary["request_sizes"].items()]
+    class_rows = [{"class": c["class"], "files": c["files"], "bytes": f"{c['bytes_share']:.1%}",
+                   "ranks": c["ranks"], "representative": c["representative"]}
+                  for c in summary["classes"]]
+    text = "\n\n".join([
+        render_pairs(pairs), render_table(hist),
+        f"Signature classes (threshold {threshold:g})\n" + render_table(class_rows),
+    ])
+    if summary["classes"]:
+        top = summary["classes"][0]["features"]
+        text += "\n\nClass 0 signature (non-zero features)\n" + render_pairs(top)
+    emit(summary, fmt, text=text)
+
+
+@click.command("match")
+@_log_argument
+@_class_option
+@_threshold_option
+@_ignore_option
+@click.option("--kernel-log", "kernel_logs", multiple=True, type=click.Path(path_type=Path),
+              metavar="LOG", help="Darshan log of a kernel run to compare as well (repeatable).")
+@format_option(choices=FORMATS)
+def match_command(log: Path, class_index: int | None, threshold: float,
+                  ignored: tuple[str, ...], kernel_logs: tuple[Path, ...], fmt: str) -> None:
+    """Rank iotune's kernels by similarity to the application's signature.
+
+    \b
+    Each kernel variant (ior posix/mpiio/hdf5, shared or file per process, independent
+    or collective; vpic) is sized like the application and signed analytically; logs of
+    kernel runs given with --kernel-log are compared too. 'pairwise' normalises each
+    pair of vectors, 'range' min-max scales each feature over all the signatures.
+    """
+    from iotune.darshan.match import catalogue, rank_references, references_from_logs
+
+    _, chosen, mask, names = _signature_inputs(log, threshold, class_index, ignored)
+    refs = catalogue(chosen.representative, chosen.vector)
+    refs += references_from_logs(list(kernel_logs))
+    rows = rank_references(chosen.vector, refs, mask)
+    data = {"log": str(log), "class": chosen.index, "representative": chosen.representative.name,
+            "ignored_features": names, "ranking": rows}
+    table = [{k: r[k] for k in ("rank", "kernel", "pairwise", "range", "source")} for r in rows]
+    head = (f"{log}: class {chosen.index} ({chosen.representative.name}, "
+            f"{chosen.share:.1%} of the bytes)")
+    if names:
+        head += f"; not compared: {', '.join(names)}"
+    emit(data, fmt, text=head + "\n" + render_table(table))
+
+
+@click.command("proxy")
+@_log_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              required=True, help="Proxy file to write (YAML).")
+@click.option("--kernel", "kernel_choice", type=click.Choice(["auto", "ior", "vpic"]),
+              default="auto", show_default=True, help="Kernel to search (auto: both).")
+@_class_option
+@_threshold_option
+@_ignore_option
+@click.option("--population", type=click.IntRange(4, 10000), default=48, show_default=True)
+@click.option("--generations", type=click.IntRange(1, 10000), default=40, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-bytes-per-rank", default=None, metavar="BYTES",
+              help="Only consider configurations writing at most this much per rank.")
+@format_option(choices=FORMATS)
+def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int | None,
+                  threshold: float, ignored: tuple[str, ...], population: int,
+                  generations: int, seed: int, max_bytes_per_rank: str | None,
+                  fmt: str) -> None:
+    """Find the kernel configuration whose signature is most like the application's.
+
+    \b
+    A genetic search (seeded with the log's request sizes, memoised, polished by
+    coordinate ascent) over the ior and vpic arguments, scored by the cosine similarity
+    of analytic kernel signatures to the application's. Writes a proxy file to tune:
+      iotune proxy app.darshan -o proxy.yaml
+      iotune tune --kernel proxy.yaml --cores 4
+    """
+    from iotune.darshan.proxy import proxy_document, write_proxy
+    from iotune.darshan.search import SEARCH_KERNELS, SearchOptions, search_kernels
+    from iotune.units import parse_bytes
+
+    cap = None
+    if max_bytes_per_rank is not None:
+        try:
+            cap = parse_bytes(max_bytes_per_rank)
+        except ValueError as exc:
+            raise ConfigError(f"--max-bytes-per-rank: {exc}") from None
+    darshan_log, chosen, mask, names = _signature_inputs(log, threshold, class_index, ignored)
+    kernels = SEARCH_KERNELS if kernel_choice == "auto" else (kernel_choice,)
+    options = SearchOptions(population=population, generations=generations, seed=seed,
+                            max_bytes_per_rank=cap)
+    progress(f"iotune: searching {', '.join(kernels)} for class {chosen.index} of {log}")
+    results = search_kernels(chosen.representative, chosen.vector, mask, kernels, options,
+                             progress)
+    best = results[0]
+    if best.similarity < 0:
+        raise DataError(f"--max-bytes-per-rank {max_bytes_per_rank}: no kernel configuration "
+                        "writes that little per rank")
+    candidate = best.candidate
+    document = proxy_document(candidate.kernel, candidate.args, candidate.settings(),
+                              candidate.ranks, best.similarity, str(log), darshan_log.sha256,
+                              chosen.index, names)
+    write_proxy(output, document)
+    data = {**document, "output": str(output), "search": [
+        {"kernel": r.kernel, "similarity": round(r.similarity, 6),
+         "genetic_similarity": round(r.genetic_similarity, 6), "evaluations": r.evaluations,
+         "generations": r.generations, "args": dict(r.candidate.args),
+         "collective": r.candidate.collective} for r in results]}
+    table = render_table([{k: row[k] for k in ("kernel", "similarity", "genetic_similarity",
+                                               "generations", "evaluations")}
+                          for row in data["search"]])
+    text = (f"Proxy for {log} (class {chosen.index}): {candidate.kernel} at "
+            f"{candidate.ranks} ranks, similarity {best.similarity:.4f}\n"
+            + render_pairs({**candidate.args, **candidate.settings()})
+            + f"\n\n{table}\n\nwrote {output}; tune it with: iotune tune --kernel {output} "
+            f"--cores {candidate.ranks}")
+    emit(data, fmt, text=text)
+
+
+def _phases_of(log: Path, module: str, gap: float) -> tuple[Any, list[Any], str]:
+    from iotune.darshan.phases import find_phases
+    from iotune.darshan.trace import read_trace
+
+    trace = read_trace(log)
+    ops = trace.select(module)
+    return trace, find_phases(ops, gap), str(ops["module"].iloc[0])
+
+
+@click.command("phases")
+@_log_argument
+@_trace_options
+@click.option("--all", "show_all", is_flag=True,
+              help="Show every phase, not only the relevant ones (>= 1% of time or bytes).")
+@format_option(choices=FORMATS)
+def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str) -> None:
+    """Find the I/O phases in a DXT trace: their weights (bytes) and request sizes.
+
+    \b
+    LOG is a Darshan log with DXT records or a darshan-dxt-parser text dump. A phase is
+    the ranks' runs of consecutive operations of one kind and request size, without a
+    pause longer than --gap, that happen at the same time (see docs/darshan.md).
+    """
+    _, phases, chosen = _phases_of(log, module, gap)
+    shown = [p for p in phases if show_all or p.relevant]
+    rows = [p.row() for p in shown]
+    data = {"log": str(log), "module": chosen, "gap_s": gap, "phases_total": len(phases),
+            "phases": rows}
+    for row in rows:
+        row["weight"] = _human(float(str(row["weight_bytes"])))
+    columns = ["phase", "op", "request_size", "pattern", "file", "ranks", "per_rank", "weight",
+               "start_s", "duration_s"]
+    head = (f"{log}: {len(phases)} phases in {chosen}"
+            + ("" if show_all else f", {len(shown)} relevant (--all shows every one)"))
+    emit(data, fmt, text=head + "\n" + render_table(rows, columns))
+
+
+@click.command("characterize")
+@_log_argument
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              required=True, help="Characterisation file to write (YAML).")
+@_trace_options
+@config_option
+@click.option("--ranks", type=click.IntRange(min=1), default=None,
+              help="Most ranks per run (default 4, never more than the phase had).")
+@click.option("--scratch", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for the kernel's files (default: the config's system.scratch).")
+@click.option("--api", type=click.Choice(["auto", "posix", "mpiio", "hdf5"]), default="auto",
+              show_default=True, help="ior api (auto: mpiio for MPI-IO traces, else posix).")
+@click.option("--max-bytes-per-rank", default="64MiB", show_default=True, metavar="BYTES",
+              help="Cap on each rank's bytes per run (fewer requests beyond it).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per pattern (the median bandwidth is kept).")
+@format_option(choices=FORMATS)
+def characterize_command(log: Path, output: Path, module: str, gap: float,
+                         config_path: Path | None, ranks: int | None, scratch: Path | None,
+                         api: str, max_bytes_per_rank: str, repeat: int, fmt: str) -> None:
+    """Measure this file system's bandwidth for each relevant phase pattern of a trace.
+
+    \b
+    Runs the ior kernel for real (MPI, through the configured launcher) once per
+    distinct pattern: transfer size = the phase's request size, one block per rank,
+    shared file or file per process like the phase. Feed the output to 'iotune
+    estimate'.
+    """
+    from iotune.backends.mpi import MpiBackend
+    from iotune.darshan.characterize import (
+        CHARACTERIZATION_SCHEMA_VERSION,
+        DEFAULT_MAX_RANKS,
+        measure,
+        plan,
+    )
+    from iotune.units import parse_bytes
+
+    try:
+        cap = parse_bytes(max_bytes_per_rank)
+    except ValueError as exc:
+        raise ConfigError(f"--max-bytes-per-rank: {exc}") from None
+    trace, phases, chosen = _phases_of(log, module, gap)
+    relevant = [p for p in phases if p.relevant]
+    kernel_api = api if api != "auto" else ("mpiio" if chosen == "DXT_MPIIO" else "posix")
+    runs = plan(relevant, kernel_api, ranks or DEFAULT_MAX_RANKS, cap)
+    config = resolve_config(config_path)
+    if scratch is not None:
+        config = dataclasses.replace(
+            config, system=dataclasses.replace(config.system, scratch=scratch.resolve()))
+    backend = MpiBackend(config)
+    rows = measure(runs, backend, repeat, progress)
+    failed = [r for r in rows if "bandwidth_bytes_s" not in r]
+    if not rows or len(failed) == len(rows):
+        reason = failed[0].get("error") if failed else "no relevant phase"
+        raise DataError(f"{log}: no phase pattern could be measured ({reason})")
+    document = {"schema_version": CHARACTERIZATION_SCHEMA_VERSION, "source_log": str(log),
+                "source_sha256": trace.sha256, "module": chosen, "gap_s": gap,
+                "system": config.system.name, "fs_type": backend.fs_type, "patterns": rows}
+    output.write_text(yaml.safe_dump(document, sort_keys=False))
+    table = [{"pattern": r["key"], "ranks": r["ranks"], "bytes": _human(r["bytes"]),
+              "bandwidth_MiB_s": (r["bandwidth_bytes_s"] / 2**20
+                                  if "bandwidth_bytes_s" in r else None),
+              "error": r.get("error")} for r in rows]
+    text = render_table(table) + f"\n\nwrote {output}"
+    emit({**document, "output": str(output)}, fmt, text=text)
+
+
+@click.command("estimate")
+@_log_argument
+@click.option("--characterization", "characterization", required=True,
+              type=click.Path(path_type=Path), help="File written by 'iotune characterize'.")
+@_trace_options
+@click.option("--measured", type=float, default=None,
+              help="Measured I/O time in seconds to compare the total with.")
+@click.option("--all", "show_all", is_flag=True, help="Show every phase in the table.")
+@format_option(choices=FORMATS)
+def estimate_command(log: Path, characterization: Path, module: str, gap: float,
+                     measured: float | None, show_all: bool, fmt: str) -> None:
+    """Estimate the I/O time of each phase and in total: weight / characterised bandwidth.
+
+    \b
+    Prints the relative error against the measured time of each phase (its wall time in
+    the trace) and of the total (the traced phases, --measured when given, and the
+    log's read and write time counters per rank when the log has them).
+    """
+    from iotune.darshan.estimate import (
+        check_measured,
+        counters_io_time,
+        estimate,
+        read_characterization,
+    )
+
+    check_measured(measured)
+    patterns = read_characterization(characterization)
+    trace, phases, chosen = _phases_of(log, module, gap)
+    counters = counters_io_time(trace.files, chosen) if trace.files else None
+    result = estimate(phases, patterns, measured, counters)
+    data = {"log": str(log), "module": chosen, "characterization": str(characterization),
+            **result}
+    relevant = {p.index for p in phases if p.relevant}
+    rows = [r for r in result["phases"] if show_all or r["phase"] in relevant]
+    total = result["total"]
+    lines = [
+        f"estimated I/O time  {total['estimated_s']:.4g} s",
+        f"measured ({total['measured_from']})  {total['measured_s']:.4g} s, relative error "
+        + (f"{total['error_pct']:.1f}%" if total["error_pct"] is not None else "n/a"),
+    ]
+    if total["counters_s"] is not None:
+        lines.append(f"log counters (per rank)  {total['counters_s']:.4g} s, relative error "
+                     + (f"{total['counters_error_pct']:.1f}%"
+                        if total["counters_error_pct"] is not None else "n/a"))
+    columns = ["phase", "op", "request_size", "file", "ranks", "weight_bytes",
+               "bandwidth_MiB_s", "estimated_s", "measured_s", "error_pct", "bandwidth_from"]
+    emit(data, fmt, text=render_table(rows, columns) + "\n\n" + "\n".join(lines))
+
+
+COMMANDS = [profile_command, match_command, proxy_command, phases_command,
+            characterize_command, estimate_command]

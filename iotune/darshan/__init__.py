@@ -1,0 +1,25 @@
+"""Tuning a real application from its Darshan log.
+
+Modules, from the log to a proxy and an I/O time estimate:
+
+* :mod:`~iotune.darshan.logfile` reads a log (safely, in a child process);
+* :mod:`~iotune.darshan.records` merges a file's POSIX, MPI-IO and HDF5 records;
+* :mod:`~iotune.darshan.signature` turns them into a named feature vector;
+* :mod:`~iotune.darshan.similarity` normalises vectors and takes their cosine similarity;
+* :mod:`~iotune.darshan.classes` groups files into equivalence classes;
+* :mod:`~iotune.darshan.summary` is the I/O summary of ``iotune profile``;
+* :mod:`~iotune.darshan.analytic` derives the counters iotune's kernels would produce;
+* :mod:`~iotune.darshan.match` ranks the kernels against an application;
+* :mod:`~iotune.darshan.search` finds the most similar kernel configuration;
+* :mod:`~iotune.darshan.proxy` writes and reads proxy files;
+* :mod:`~iotune.darshan.trace` and :mod:`~iotune.darshan.phases` find I/O phases in DXT;
+* :mod:`~iotune.darshan.characterize` measures the file system for those phases;
+* :mod:`~iotune.darshan.estimate` estimates the application's I/O time.
+
+The driver never imports pydarshan itself: :func:`~iotune.darshan.logfile.read_log` does
+that in a child process.
+"""
+
+from iotune.darshan.proxy import is_proxy_path, load_proxy, read_proxy
+
+__all__ = ["is_proxy_path", "load_proxy", "read_proxy"]

@@ -1,0 +1,211 @@
+"""The Darshan counters iotune's kernels would produce, derived from their arguments.
+
+No Darshan runtime is needed to know the signature of a kernel configuration: its I/O is
+fully determined by its arguments. This module writes down, in closed form, the counters a
+Darshan-instrumented run would record for the file a kernel writes, following Darshan's
+own rules (request-size bins; a request is *sequential* when its offset is past the last
+byte the rank accessed, *consecutive* when it starts right after it; the first offset is
+compared with 0). The result is a :class:`~iotune.darshan.records.FileCounters`, so kernel
+and application signatures come from the same code.
+
+Model, per kernel (see ``kernels/ior.py`` and ``kernels/vpicio.py``):
+
+* **ior**: each of ``ranks`` ranks writes ``segments`` blocks of ``block_size`` bytes in
+  ``block_size / transfer_size`` requests of ``transfer_size`` bytes, to one shared file
+  (blocks interleaved by rank) or one file per rank (contiguous). ``api`` posix uses
+  ``pwrite`` (POSIX only); mpiio ``MPI_File_write_at[_all]`` (MPI-IO and POSIX records);
+  hdf5 one 1-D dataset written by hyperslabs (H5F, H5D, MPI-IO, POSIX). ``verify`` reads
+  every request back after the write (through POSIX for posix and mpiio, through HDF5 for
+  hdf5), ``fsync`` syncs once per rank.
+* **vpic**: one shared HDF5 file; per timestep a group and 8 datasets; each rank writes
+  one slab of ``4 * particles_per_rank`` bytes per dataset.
+* Contiguous, non-interleaved accesses are passed through by ROMIO unchanged (no
+  collective buffering or data sieving), so the POSIX requests equal the MPI-IO ones.
+* HDF5 metadata is approximated from what a parallel HDF5 1.10+ file shows in Darshan:
+  at close rank 0 writes 3 small (< 100 B, superblock) and ``3 + objects`` medium
+  (100 B - 1 KiB, object headers) requests, independently; opening a file to read costs
+  3 small reads on rank 0 and ``3 + objects`` medium reads per rank, plus one.
+  HDF5 raw data starts after the first metadata block (2 KiB), so no rank starts at 0.
+
+The model is checked against real logs of IOR and VPIC-IO in the tests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune.darshan.records import FileCounters, size_bin
+from iotune.kernels import get_kernel
+
+HDF5_DATA_BASE = 2048
+_SMALL_META, _MEDIUM_META = 64, 400
+BYTES_PER_PARTICLE = 32
+VPIC_DATASETS = 8
+#: The ``collective`` setting each kernel uses when none is given.
+COLLECTIVE_DEFAULT = {"ior": False, "vpic": True}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One kernel configuration: kernel arguments, the ``collective`` setting and ranks."""
+
+    kernel: str
+    args: Mapping[str, Any]
+    collective: bool
+    ranks: int
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.kernel, self.ranks, self.collective, tuple(sorted(self.args.items())))
+
+    def settings(self) -> dict[str, Any]:
+        """Settings the proxy must keep fixed (only ``collective``, when not the default)."""
+        if self.collective == COLLECTIVE_DEFAULT[self.kernel]:
+            return {}
+        return {"collective": self.collective}
+
+
+@dataclass
+class _Layer:
+    """Requests of one layer (POSIX or MPI-IO) of one file, turned into counters."""
+
+    prefix: str
+    hist_suffix: str
+    counters: dict[str, float] = field(default_factory=dict)
+    sizes: Counter[int] = field(default_factory=Counter)
+
+    def add(self, op: str, size: int, count: int) -> None:
+        """``count`` requests of ``size`` bytes; ``op`` is ``WRITE`` or ``READ``."""
+        if count <= 0:
+            return
+        c = self.counters
+        key = f"{self.prefix}_SIZE_{op}{self.hist_suffix}_{size_bin(size)}"
+        c[key] = c.get(key, 0.0) + count
+        done = "WRITTEN" if op == "WRITE" else "READ"
+        c[f"{self.prefix}_BYTES_{done}"] = c.get(f"{self.prefix}_BYTES_{done}", 0.0) + size * count
+        self.sizes[size] += count
+
+    def bump(self, name: str, count: float) -> None:
+        self.counters[f"{self.prefix}_{name}"] = (
+            self.counters.get(f"{self.prefix}_{name}", 0.0) + count)
+
+    def finish(self) -> dict[str, float]:
+        """The counters, with the most common request size (``ACCESS1``) filled in."""
+        if self.sizes:
+            size, count = max(self.sizes.items(), key=lambda kv: (kv[1], kv[0]))
+            self.counters[f"{self.prefix}_ACCESS1_ACCESS"] = float(size)
+            self.counters[f"{self.prefix}_ACCESS1_COUNT"] = float(count)
+        return self.counters
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """The data requests of one file: ``per_rank`` requests of ``size`` on ``ranks`` ranks."""
+
+    ranks: int
+    per_rank: int
+    size: int
+    consecutive: int  # over all ranks
+    sequential: int   # over all ranks
+
+
+def _data_pattern(ranks: int, per_rank: int, size: int, runs_per_rank: int,
+                  zero_start_ranks: int) -> _Pattern:
+    """Requests in ``runs_per_rank`` contiguous runs per rank, runs in increasing offset.
+
+    Within a run every request after the first is consecutive; every request after a
+    rank's first one is sequential, and so is the first one unless it is at offset 0.
+    """
+    consecutive = ranks * (per_rank - runs_per_rank)
+    sequential = ranks * (per_rank - 1) + (ranks - zero_start_ranks)
+    return _Pattern(ranks, per_rank, size, consecutive, sequential)
+
+
+def _posix_requests(layer: _Layer, data: _Pattern, op: str, meta_small: int,
+                    meta_medium: int, extra_sequential: int = 0) -> None:
+    layer.add(op, data.size, data.ranks * data.per_rank)
+    layer.add(op, _SMALL_META, meta_small)
+    layer.add(op, _MEDIUM_META, meta_medium)
+    layer.bump(f"{op}S", data.ranks * data.per_rank + meta_small + meta_medium)
+    layer.bump(f"CONSEC_{op}S", data.consecutive)
+    layer.bump(f"SEQ_{op}S", data.sequential + extra_sequential)
+
+
+def _mpiio_requests(layer: _Layer, data: _Pattern, op: str, collective: bool,
+                    meta: int) -> None:
+    layer.add(op, data.size, data.ranks * data.per_rank)
+    layer.add(op, _SMALL_META, min(meta, 3))
+    layer.add(op, _MEDIUM_META, max(meta - 3, 0))
+    mode = "COLL" if collective else "INDEP"
+    layer.bump(f"{mode}_{op}S", data.ranks * data.per_rank)
+    layer.bump(f"INDEP_{op}S", meta)
+
+
+def _file(name: str, ranks: int, nprocs: int, *, api: str, write: _Pattern,
+          read: _Pattern | None, collective: bool, fsync: bool, objects: int,
+          datasets: int) -> FileCounters:
+    """The counters of one file written (and maybe read back) as described."""
+    hdf5 = api == "hdf5"
+    posix = _Layer("POSIX", "")
+    meta_w_small, meta_w_medium = (3, 3 + objects) if hdf5 else (0, 0)
+    _posix_requests(posix, write, "WRITE", meta_w_small, meta_w_medium)
+    meta_r_small = meta_r_medium = 0
+    if read is not None:
+        if hdf5:
+            meta_r_small, meta_r_medium = 3, read.ranks * (3 + objects) + 1
+        extra = (meta_r_small + meta_r_medium) // 2
+        _posix_requests(posix, read, "READ", meta_r_small, meta_r_medium, extra)
+        posix.bump("RW_SWITCHES", read.ranks)
+    syncs = write.ranks if fsync else 0
+    posix.bump("FSYNCS", syncs)
+    fc = FileCounters(name=name, ranks=ranks, nprocs=nprocs, posix=posix.finish())
+    if api in ("mpiio", "hdf5"):
+        mpiio = _Layer("MPIIO", "_AGG")
+        _mpiio_requests(mpiio, write, "WRITE", collective, meta_w_small + meta_w_medium)
+        if read is not None and hdf5:
+            _mpiio_requests(mpiio, read, "READ", False, meta_r_small + meta_r_medium)
+        mpiio.bump("SYNCS", syncs)
+        fc.mpiio = mpiio.finish()
+    if hdf5:
+        reads = read.ranks * read.per_rank if read is not None else 0
+        fc.h5f = {"H5F_OPENS": float(write.ranks * (2 if read is not None else 1)),
+                  "H5F_FLUSHES": float(syncs), "H5F_USE_MPIIO": 1.0}
+        fc.h5d = {"H5D_WRITES": float(write.ranks * write.per_rank), "H5D_READS": float(reads),
+                  "H5D_BYTES_WRITTEN": float(write.ranks * write.per_rank * write.size),
+                  "H5D_USE_MPIIO_COLLECTIVE": 1.0 if collective else 0.0}
+        fc.datasets = datasets
+    return fc
+
+
+def kernel_file(candidate: Candidate) -> FileCounters:
+    """The counters of the (or, for one file per rank, each) file the candidate writes."""
+    spec = get_kernel(candidate.kernel)
+    args = spec.normalise_params(candidate.args)
+    ranks = candidate.ranks
+    verify, fsync = bool(args["verify"]), bool(args["fsync"])
+    if candidate.kernel == "vpic":
+        per_rank = VPIC_DATASETS * int(args["timesteps"])
+        size = BYTES_PER_PARTICLE // VPIC_DATASETS * int(args["particles_per_rank"])
+        runs = 1 if ranks == 1 else per_rank
+        write = _data_pattern(ranks, per_rank, size, runs, 0)
+        objects = (VPIC_DATASETS + 1) * int(args["timesteps"])
+        return _file("vpic.h5", ranks, ranks, api="hdf5", write=write,
+                     read=write if verify else None, collective=candidate.collective,
+                     fsync=fsync, objects=objects, datasets=per_rank)
+    api = str(args["api"])
+    block, transfer, segments = int(args["block_size"]), int(args["transfer_size"]), \
+        int(args["segments"])
+    per_rank = segments * (block // transfer)
+    fpp = bool(args["file_per_process"])
+    writers = 1 if fpp else ranks
+    contiguous = fpp or ranks == 1
+    runs = 1 if contiguous else segments
+    zero_start = 0 if api == "hdf5" else 1
+    write = _data_pattern(writers, per_rank, transfer, runs, zero_start)
+    name = "ior.00000000" if fpp else "ior"
+    return _file(name + (".h5" if api == "hdf5" else ".dat"), writers, ranks, api=api,
+                 write=write, read=write if verify else None,
+                 collective=candidate.collective and api != "posix", fsync=fsync,
+                 objects=1, datasets=1)

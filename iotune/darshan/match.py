@@ -1,0 +1,109 @@
+"""Rank iotune's kernels by how similar their signatures are to an application's.
+
+The references are the kernel *variants* (ior through posix, mpiio or hdf5, shared file or
+one file per process, independent or collective; vpic collective or independent), each
+sized like the application (its most common request size, its requests per rank, its rank
+count, reads back when it reads, syncs when it syncs) and signed analytically; plus the
+primary signature of any Darshan log of a kernel run the user adds.
+
+Similarities are given under both normalisations: ``pairwise`` (independent of the other
+references) and ``range`` (min-max over the stack of the application and all references).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iotune.darshan.analytic import COLLECTIVE_DEFAULT, VPIC_DATASETS, Candidate, kernel_file
+from iotune.darshan.classes import equivalence_classes, pick_class
+from iotune.darshan.logfile import read_log
+from iotune.darshan.records import FileCounters, file_counters
+from iotune.darshan.search import LogHints
+from iotune.darshan.signature import FEATURE_INDEX, signature
+from iotune.darshan.similarity import similarities
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A signature to compare with: a named kernel variant, or a kernel's Darshan log."""
+
+    name: str
+    source: str
+    vector: np.ndarray
+    candidate: Candidate | None = None
+
+
+def _variants() -> list[tuple[str, str, dict[str, object], bool | None]]:
+    """(name, kernel, fixed args, collective) of every catalogued kernel variant."""
+    out: list[tuple[str, str, dict[str, object], bool | None]] = []
+    for api in ("posix", "mpiio", "hdf5"):
+        out.append((f"ior-{api}-fpp", "ior", {"api": api, "file_per_process": True}, False))
+        out.append((f"ior-{api}-shared", "ior", {"api": api, "file_per_process": False}, False))
+        if api != "posix":
+            out.append((f"ior-{api}-shared-collective", "ior",
+                        {"api": api, "file_per_process": False}, True))
+    out.append(("vpic-collective", "vpic", {}, True))
+    out.append(("vpic-independent", "vpic", {}, False))
+    return out
+
+
+def catalogue(target: FileCounters, target_vector: np.ndarray) -> list[Reference]:
+    """Every kernel variant, sized like ``target``, with its analytic signature."""
+    hints = LogHints.from_file(target)
+    common = sorted(hints.sizes, key=lambda s: -s)
+    access = int(target.posix.get("POSIX_ACCESS1_ACCESS",
+                                  target.mpiio.get("MPIIO_ACCESS1_ACCESS", 0)))
+    size = access if access > 0 else (common[0] if common else 2**20)
+    reads = bool(target_vector[FEATURE_INDEX["read_share"]] > 0)
+    sync = bool(target_vector[FEATURE_INDEX["sync"]] > 0)
+    refs = []
+    for name, kernel, fixed, collective in _variants():
+        if kernel == "ior":
+            args: dict[str, object] = {"transfer_size": size,
+                                       "block_size": size * hints.requests_per_rank,
+                                       "segments": 1, **fixed}
+        else:
+            args = {"particles_per_rank": max(1, size // 4),
+                    "timesteps": max(1, round(hints.requests_per_rank / VPIC_DATASETS))}
+        args.update(verify=reads, fsync=sync)
+        chosen = COLLECTIVE_DEFAULT[kernel] if collective is None else collective
+        candidate = Candidate(kernel, args, chosen, hints.ranks)
+        refs.append(Reference(name, "analytic", signature(kernel_file(candidate)), candidate))
+    return refs
+
+
+def references_from_logs(paths: Sequence[Path]) -> list[Reference]:
+    """The primary signature of each Darshan log (of a kernel run), named by file stem."""
+    refs = []
+    for path in paths:
+        log = read_log(path, dxt=False)
+        log.require(("POSIX", "MPI-IO", "H5F", "H5D"), "a kernel signature")
+        chosen = pick_class(equivalence_classes(file_counters(log)), None, str(path))
+        refs.append(Reference(path.stem, str(path), chosen.vector))
+    return refs
+
+
+def rank_references(target_vector: np.ndarray, refs: Sequence[Reference],
+                    mask: np.ndarray) -> list[dict[str, object]]:
+    """One row per reference with both similarities, most similar (pairwise) first."""
+    if not refs:
+        return []
+    stack = np.vstack([r.vector * mask for r in refs])
+    pairwise = similarities(target_vector * mask, stack, "pairwise")
+    ranged = similarities(target_vector * mask, stack, "range")
+    rows: list[dict[str, object]] = [
+        {"kernel": ref.name, "source": ref.source, "pairwise": round(float(p), 4),
+         "range": round(float(r), 4),
+         "args": dict(ref.candidate.args) if ref.candidate else None,
+         "collective": ref.candidate.collective if ref.candidate else None}
+        for ref, p, r in zip(refs, pairwise, ranged, strict=True)
+    ]
+    rows.sort(key=lambda row: (-float(row["pairwise"]), -float(row["range"]),  # type: ignore[arg-type]
+                               str(row["kernel"])))
+    for i, row in enumerate(rows, start=1):
+        row["rank"] = i
+    return rows

@@ -1,0 +1,290 @@
+"""Search for the kernel configuration whose signature is most similar to a target.
+
+A configuration is a *genome*: one gene per kernel argument (plus the ``collective``
+setting), each gene an index into that argument's list of allowed values. The lists are a
+power-of-two grid widened with values read off the application's counters (its common
+request sizes, its requests per rank), which, as the paper notes, prunes the search
+towards the application without forbidding anything else.
+
+The search is the paper's genetic algorithm, made cheaper and sharper:
+
+1. the initial population mixes random genomes with genomes seeded from the log values;
+2. each generation keeps the best ``elite`` genomes, and fills the rest by tournament
+   selection (``tournament`` contestants), two-point crossover and per-gene mutation
+   (ordered genes step to a neighbouring value, others jump to a random one);
+3. every genome is evaluated once (memoised), and the search stops early at similarity 1
+   or after ``patience`` generations without improvement;
+4. the best genome is then polished by coordinate ascent: each gene in turn is set to each
+   of its values while that improves the similarity.
+
+Fitness is the pairwise-normalised cosine similarity of the candidate's analytic
+signature to the target (:mod:`iotune.darshan.analytic`, :mod:`iotune.darshan.similarity`).
+Everything is deterministic for a given ``seed``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from iotune.darshan.analytic import (
+    BYTES_PER_PARTICLE,
+    VPIC_DATASETS,
+    Candidate,
+    kernel_file,
+)
+from iotune.darshan.records import FileCounters
+from iotune.darshan.signature import signature
+from iotune.darshan.similarity import pairwise_similarity
+
+SEARCH_KERNELS = ("ior", "vpic")
+_SIZE_GRID = tuple(2**k for k in range(6, 31))          # 64 B .. 1 GiB
+_COUNT_GRID = tuple(2**k for k in range(0, 17))         # 1 .. 65536
+_TIMESTEP_GRID = tuple(range(1, 17))
+
+
+@dataclass(frozen=True)
+class Gene:
+    """One searchable argument: its name, allowed values and whether they are ordered."""
+
+    name: str
+    values: tuple[Any, ...]
+    ordered: bool = True
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Knobs of the genetic search (defaults suit the analytic signatures)."""
+
+    population: int = 48
+    generations: int = 40
+    tournament: int = 3
+    crossover: float = 0.9
+    mutation: float = 0.2
+    elite: int = 2
+    patience: int = 12
+    seed: int = 0
+    max_bytes_per_rank: int | None = None
+
+
+@dataclass
+class SearchResult:
+    """The best configuration of one kernel and how the search got there."""
+
+    kernel: str
+    candidate: Candidate
+    similarity: float
+    genetic_similarity: float
+    evaluations: int
+    generations: int
+    history: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LogHints:
+    """Values read off the target file that widen the gene value lists.
+
+    ``sizes`` are its most common request sizes and mean read and write sizes;
+    ``requests_per_rank`` is per accessing rank; ``ranks`` is the job's rank count, which
+    every candidate uses (for a file per process, each rank writes its own file).
+    """
+
+    sizes: tuple[int, ...]
+    requests_per_rank: int
+    ranks: int
+
+    @classmethod
+    def from_file(cls, fc: FileCounters) -> LogHints:
+        sizes: set[int] = set()
+        for prefix, c in (("POSIX", fc.posix), ("MPIIO", fc.mpiio)):
+            for i in range(1, 5):
+                size = int(c.get(f"{prefix}_ACCESS{i}_ACCESS", 0))
+                if size > 0:
+                    sizes.add(size)
+        for moved, count in ((fc.bytes_written, fc.writes), (fc.bytes_read, fc.reads)):
+            if count > 0 and moved > 0:
+                sizes.add(max(1, round(moved / count)))
+        per_rank = max(1, round(max(fc.writes, fc.reads) / max(fc.ranks, 1)))
+        return cls(tuple(sorted(sizes)), per_rank, max(fc.nprocs, fc.ranks, 1))
+
+
+def genes_for(kernel: str, hints: LogHints) -> list[Gene]:
+    """The genes of ``kernel``, with value lists widened by ``hints``."""
+    flags = [Gene("collective", (False, True), False), Gene("verify", (False, True), False),
+             Gene("fsync", (False, True), False)]
+    counts = tuple(sorted(set(_COUNT_GRID) | {hints.requests_per_rank}))
+    if kernel == "ior":
+        sizes = tuple(sorted(set(_SIZE_GRID) | set(hints.sizes)))
+        return [Gene("api", ("posix", "mpiio", "hdf5"), False), Gene("transfer_size", sizes),
+                Gene("transfers_per_block", counts), Gene("segments", counts),
+                Gene("file_per_process", (False, True), False), *flags]
+    particles = {s // 4 for s in (*_SIZE_GRID, *hints.sizes) if s >= 4}
+    steps = {max(1, round(hints.requests_per_rank / VPIC_DATASETS))}
+    return [Gene("particles_per_rank", tuple(sorted(particles))),
+            Gene("timesteps", tuple(sorted(set(_TIMESTEP_GRID) | steps))), *flags]
+
+
+def decode(kernel: str, genes: Sequence[Gene], genome: Sequence[int], ranks: int) -> Candidate:
+    """The candidate a genome stands for (ior's block is transfer x transfers per block)."""
+    values = {g.name: g.values[i] for g, i in zip(genes, genome, strict=True)}
+    common = {"verify": values["verify"], "fsync": values["fsync"]}
+    if kernel == "ior":
+        transfer = int(values["transfer_size"])
+        args = {"api": values["api"], "transfer_size": transfer,
+                "block_size": transfer * int(values["transfers_per_block"]),
+                "segments": int(values["segments"]),
+                "file_per_process": values["file_per_process"], **common}
+        collective = bool(values["collective"]) and values["api"] != "posix"
+        return Candidate("ior", args, collective, ranks)
+    args = {"particles_per_rank": int(values["particles_per_rank"]),
+            "timesteps": int(values["timesteps"]), **common}
+    return Candidate("vpic", args, bool(values["collective"]), ranks)
+
+
+def rank_bytes(candidate: Candidate) -> int:
+    """Bytes each rank of the candidate writes."""
+    args = candidate.args
+    if candidate.kernel == "vpic":
+        return BYTES_PER_PARTICLE * int(args["particles_per_rank"]) * int(args["timesteps"])
+    return int(args["block_size"]) * int(args["segments"])
+
+
+class _Evaluator:
+    """Memoised fitness of genomes of one kernel against the target vector."""
+
+    def __init__(self, kernel: str, genes: list[Gene], target: np.ndarray, mask: np.ndarray,
+                 ranks: int, max_bytes: int | None) -> None:
+        self.kernel, self.genes, self.ranks, self.max_bytes = kernel, genes, ranks, max_bytes
+        self.target = target * mask
+        self.mask = mask
+        self.cache: dict[tuple[int, ...], float] = {}
+
+    def __call__(self, genome: tuple[int, ...]) -> float:
+        known = self.cache.get(genome)
+        if known is not None:
+            return known
+        candidate = decode(self.kernel, self.genes, genome, self.ranks)
+        if self.max_bytes is not None and rank_bytes(candidate) > self.max_bytes:
+            fitness = -1.0
+        else:
+            vector = signature(kernel_file(candidate)) * self.mask
+            fitness = pairwise_similarity(self.target, vector)
+        self.cache[genome] = fitness
+        return fitness
+
+
+def _seeds(genes: list[Gene], hints: LogHints) -> list[tuple[int, ...]]:
+    """Genomes built from the log's values: each common size, all requests in one block."""
+    seeds = []
+    for size in hints.sizes:
+        genome = []
+        for gene in genes:
+            value: Any = {"transfer_size": size, "particles_per_rank": size // 4,
+                          "transfers_per_block": hints.requests_per_rank,
+                          "segments": 1}.get(gene.name)
+            if value in gene.values:
+                genome.append(gene.values.index(value))
+            else:
+                genome.append(len(gene.values) // 2 if gene.ordered else 0)
+        seeds.append(tuple(genome))
+    return seeds
+
+
+def genetic_search(kernel: str, target_file: FileCounters, target: np.ndarray,
+                   mask: np.ndarray, options: SearchOptions,
+                   progress: Callable[[str], None] | None = None) -> SearchResult:
+    """Search ``kernel``'s arguments for the signature most similar to ``target``."""
+    hints = LogHints.from_file(target_file)
+    genes = genes_for(kernel, hints)
+    evaluate = _Evaluator(kernel, genes, target, mask, hints.ranks, options.max_bytes_per_rank)
+    rng = random.Random(f"{options.seed}:{kernel}")
+    population = _seeds(genes, hints)[: options.population // 2]
+    while len(population) < options.population:
+        population.append(tuple(rng.randrange(len(g.values)) for g in genes))
+    best = max(population, key=evaluate)
+    history = [evaluate(best)]
+    stale = generations = 0
+    for generations in range(1, options.generations + 1):
+        ranked = sorted(population, key=evaluate, reverse=True)
+        children = ranked[: options.elite]
+        while len(children) < options.population:
+            a = _tournament(population, evaluate, options.tournament, rng)
+            b = _tournament(population, evaluate, options.tournament, rng)
+            if rng.random() < options.crossover:
+                a, b = _two_point(a, b, rng)
+            children += [_mutate(a, genes, options.mutation, rng),
+                         _mutate(b, genes, options.mutation, rng)]
+        population = children[: options.population]
+        leader = max(population, key=evaluate)
+        if evaluate(leader) > evaluate(best) + 1e-12:
+            best, stale = leader, 0
+        else:
+            stale += 1
+        history.append(evaluate(best))
+        if progress is not None and generations % 10 == 0:
+            progress(f"iotune: {kernel}: generation {generations}, best similarity "
+                     f"{evaluate(best):.4f} ({len(evaluate.cache)} configurations)")
+        if evaluate(best) >= 1.0 - 1e-12 or stale >= options.patience:
+            break
+    genetic = evaluate(best)
+    best = _polish(best, genes, evaluate)
+    return SearchResult(kernel=kernel, candidate=decode(kernel, genes, best, hints.ranks),
+                        similarity=evaluate(best), genetic_similarity=genetic,
+                        evaluations=len(evaluate.cache), generations=generations,
+                        history=history)
+
+
+def _tournament(population: list[tuple[int, ...]], evaluate: _Evaluator, size: int,
+                rng: random.Random) -> tuple[int, ...]:
+    return max((rng.choice(population) for _ in range(size)), key=evaluate)
+
+
+def _two_point(a: tuple[int, ...], b: tuple[int, ...],
+               rng: random.Random) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    i, j = sorted(rng.sample(range(len(a) + 1), 2))
+    return a[:i] + b[i:j] + a[j:], b[:i] + a[i:j] + b[j:]
+
+
+def _mutate(genome: tuple[int, ...], genes: list[Gene], rate: float,
+            rng: random.Random) -> tuple[int, ...]:
+    out = list(genome)
+    for i, gene in enumerate(genes):
+        if rng.random() >= rate:
+            continue
+        size = len(gene.values)
+        if gene.ordered and rng.random() < 0.7:
+            out[i] = min(size - 1, max(0, out[i] + rng.choice((-2, -1, 1, 2))))
+        else:
+            out[i] = rng.randrange(size)
+    return tuple(out)
+
+
+def _polish(genome: tuple[int, ...], genes: list[Gene], evaluate: _Evaluator,
+            rounds: int = 20) -> tuple[int, ...]:
+    """Coordinate ascent: try every value of every gene while anything improves."""
+    best, score = genome, evaluate(genome)
+    for _ in range(rounds):
+        improved = False
+        for i, gene in enumerate(genes):
+            for value in range(len(gene.values)):
+                trial = (*best[:i], value, *best[i + 1:])
+                trial_score = evaluate(trial)
+                if trial_score > score + 1e-12:
+                    best, score, improved = trial, trial_score, True
+        if not improved:
+            break
+    return best
+
+
+def search_kernels(target_file: FileCounters, target: np.ndarray, mask: np.ndarray,
+                   kernels: Sequence[str], options: SearchOptions,
+                   progress: Callable[[str], None] | None = None) -> list[SearchResult]:
+    """:func:`genetic_search` for each kernel; the results best first."""
+    results = [genetic_search(k, target_file, target, mask, options, progress)
+               for k in kernels]
+    results.sort(key=lambda r: -r.similarity)
+    return results
