@@ -19,6 +19,7 @@ from iotune.backends import Backend, RunRequest
 from iotune.config import Config, ScaleConfig
 from iotune.designs import design_configurations
 from iotune.errors import ConfigError
+from iotune.kernels import get_kernel
 from iotune.settings import describe_value
 from iotune.store import Store
 
@@ -48,7 +49,9 @@ def plan_campaign(config: Config) -> list[ScalePlan]:
     plans = []
     ordered = sorted(config.train.scales, key=lambda s: s.cores)
     for rank, scale in enumerate(ordered):
-        params = {**config.kernel.args, **dict(scale.params)}
+        spec = get_kernel(config.kernel.name)
+        overrides = {k: v for k, v in scale.params if spec.param(k) is not None}
+        params = {**config.kernel.args, **overrides}
         configs = design_configurations(
             scale.design, config.space, scale.cores, config.system.limits,
             runs=scale.runs, seed=config.train.seed + rank, scale_rank=rank,

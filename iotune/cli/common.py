@@ -66,6 +66,36 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
     return dataclasses.replace(config, backend=dataclasses.replace(config.backend, **changes))
 
 
+def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]:
+    """``config`` for the kernel named by ``--kernel``: a kernel name (its default arguments
+    unless it is the config's kernel) or a proxy file from ``iotune proxy``, whose arguments
+    replace the config's and whose pinned settings replace those of the space.
+
+    Returns the config and the proxy's rank count (None when not a proxy).
+    """
+    from iotune.config import KernelConfig
+    from iotune.darshan import is_proxy_path, read_proxy
+    from iotune.kernels import get_kernel
+    from iotune.space import SearchSpace
+
+    if kernel is None:
+        return config, None
+    if is_proxy_path(kernel):
+        proxy = read_proxy(kernel)
+        pinned = dict(proxy.settings)
+        values = [(n, (pinned.pop(n),) if n in pinned else vals) for n, vals in config.space.values]
+        values += [(n, (v,)) for n, v in pinned.items()]
+        replaced = dataclasses.replace(
+            config, kernel=KernelConfig(proxy.kernel, tuple(proxy.args.items())),
+            space=SearchSpace(tuple(values)))
+        return replaced, proxy.ranks
+    spec = get_kernel(kernel, "--kernel")
+    if spec.name == config.kernel.name:
+        return config, None
+    defaults = KernelConfig(spec.name, tuple(spec.normalise_params({}).items()))
+    return dataclasses.replace(config, kernel=defaults), None
+
+
 def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     """Load ``-c`` or the default config; built-in local defaults when none exists."""
     path = config_path or default_config_path()

@@ -29,6 +29,7 @@ from iotune.cli.common import (
     parse_assignments,
     resolve_config,
     with_backend,
+    with_kernel,
 )
 from iotune.config import Config
 from iotune.errors import ConfigError
@@ -55,6 +56,9 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 
 @click.command("train")
 @config_option
+@click.option("--kernel", "kernel_name",
+              help="Kernel to train (vpic, ior) or a proxy file from 'iotune proxy' "
+                   "(default: the config's kernel).")
 @backend_options
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
@@ -65,7 +69,8 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 @click.option("--account", help="Slurm account for --emit-sbatch.")
 @click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
-def train_command(config_path: Path | None, backend_name: str | None, sim_system: str | None,
+def train_command(config_path: Path | None, kernel_name: str | None,
+                  backend_name: str | None, sim_system: str | None,
                   noise: float | None, replay_data: Path | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, partition: str | None,
                   account: str | None, retry_failed: bool, no_color: bool) -> None:
@@ -81,6 +86,7 @@ def train_command(config_path: Path | None, backend_name: str | None, sim_system
     """
     config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data)
+    config, _ = with_kernel(config, kernel_name)
     plans = plan_campaign(config)
     store = Store(config.store)
     per_run = seconds_per_run(store, config.kernel.name)
@@ -139,8 +145,11 @@ def _duration(seconds: float | None) -> str:
 
 @click.command("tune", epilog="Strategies and their options:\n\n" + strategy_help())
 @config_option
-@click.option("--kernel", "kernel_name", help="Kernel to tune (default: the config's).")
-@click.option("--cores", type=click.IntRange(min=1), required=True, help="Target scale (ranks).")
+@click.option("--kernel", "kernel_name",
+              help="Kernel to tune (vpic, ior) or a proxy file from 'iotune proxy' "
+                   "(default: the config's kernel).")
+@click.option("--cores", type=click.IntRange(min=1),
+              help="Target scale (ranks); required unless a proxy file gives them.")
 @click.option("--strategy", help="model (default), exhaustive, random or genetic.")
 @click.option("--budget", type=click.IntRange(min=1),
               help="Configurations to evaluate at most at the target scale.")
@@ -157,7 +166,7 @@ def _duration(seconds: float | None) -> str:
               help="Write the tuned configuration YAML here.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 @format_option("table", ("table", "json", "yaml"))
-def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
+def tune_command(config_path: Path | None, kernel_name: str | None, cores: int | None,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
                  replay_data: Path | None,
@@ -176,11 +185,15 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int,
     """
     config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data)
+    config, proxy_ranks = with_kernel(config, kernel_name)
+    cores = cores or proxy_ranks
+    if cores is None:
+        raise ConfigError("--cores: missing; give the target scale in ranks")
     backend = make_backend(config)
     store = Store(config.store)
     started = time.monotonic()
     with make_progress(None, "tune", no_color=no_color) as bar:
-        result = tune(config, backend, store, kernel=kernel_name or config.kernel.name,
+        result = tune(config, backend, store, kernel=config.kernel.name,
                       cores=cores, strategy=strategy, budget=budget,
                       strategy_options=parse_assignments(options, "--option"), fresh=fresh,
                       progress=lambda m: bar.log(f"iotune: {m}"), state_aware=state_aware)
