@@ -1,0 +1,452 @@
+"""IOR-style write kernel: blocks of transfers through POSIX, MPI-IO or HDF5.
+
+Each rank writes ``segments`` blocks of ``block_size`` bytes, each block in
+``block_size / transfer_size`` write calls of ``transfer_size`` bytes. Offsets follow IOR:
+
+* shared file:        (segment * ranks + rank) * block_size + i * transfer_size
+* file per process:   segment * block_size + i * transfer_size, in the rank's own file
+
+With ``--api hdf5`` each file holds one 1-D uint8 dataset ``data`` and the offsets above are
+element offsets in it. Data is deterministic: the file is made of little-endian 64-bit
+words, the word at byte offset ``o`` (a multiple of 8) holding ``o + (tag << 48)``, where
+``tag`` is 0 for the shared file and ``rank + 1`` for a rank's own file. So any byte can be
+checked knowing only its offset and file.
+
+Run ``mpiexec -n 4 python ior.py --help`` for the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+try:
+    import kernelkit
+except ImportError:  # imported as iotune_kernels.ior
+    from iotune_kernels import kernelkit
+
+KERNEL = "ior"
+APIS = ("posix", "mpiio", "hdf5")
+DATASET = "data"
+POSIX_HINTS_SOURCE = "not applicable: the posix api does not use MPI-IO, hints are not passed"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The access pattern of one rank."""
+
+    rank: int
+    ranks: int
+    block_size: int
+    transfer_size: int
+    segments: int
+    file_per_process: bool
+
+    @property
+    def transfers_per_block(self) -> int:
+        """Write calls per block."""
+        return self.block_size // self.transfer_size
+
+    @property
+    def bytes_per_rank(self) -> int:
+        """Bytes this rank writes."""
+        return self.segments * self.block_size
+
+    @property
+    def file_length(self) -> int:
+        """Length in bytes of the file this rank writes to."""
+        ranks = 1 if self.file_per_process else self.ranks
+        return self.segments * ranks * self.block_size
+
+    @property
+    def tag(self) -> int:
+        """Data tag of this rank's file: 0 for the shared file, rank + 1 for its own."""
+        return self.rank + 1 if self.file_per_process else 0
+
+    def file_name(self, api: str) -> str:
+        """Name of this rank's file inside the run directory."""
+        suffix = "h5" if api == "hdf5" else "dat"
+        return f"ior.{self.rank:08d}.{suffix}" if self.file_per_process else f"ior.{suffix}"
+
+    def offsets(self) -> Iterator[int]:
+        """Offsets of this rank's transfers, in write order."""
+        slot = 0 if self.file_per_process else self.rank
+        ranks = 1 if self.file_per_process else self.ranks
+        for segment in range(self.segments):
+            base = (segment * ranks + slot) * self.block_size
+            for i in range(self.transfers_per_block):
+                yield base + i * self.transfer_size
+
+
+def pattern_bytes(offset: int, length: int, tag: int) -> np.ndarray:
+    """The ``length`` bytes at ``offset`` of a file with data tag ``tag`` (see module doc)."""
+    first, last = offset // 8, (offset + length + 7) // 8
+    words = np.arange(first, last, dtype="<u8") * np.uint64(8) + np.uint64(tag << 48)
+    start = offset - first * 8
+    return words.view(np.uint8)[start : start + length]
+
+
+class Filler:
+    """Fills one reusable transfer buffer with the pattern at a given offset."""
+
+    def __init__(self, transfer_size: int, tag: int) -> None:
+        self.transfer_size = transfer_size
+        self.tag = tag
+        self._aligned = transfer_size % 8 == 0
+        words = (transfer_size + 7) // 8
+        self._ramp = np.arange(words, dtype="<u8") * np.uint64(8)
+        self._words = np.empty(words, dtype="<u8")
+
+    def fill(self, offset: int) -> np.ndarray:
+        """The buffer for the transfer at ``offset`` (valid until the next call)."""
+        if self._aligned and offset % 8 == 0:
+            np.add(self._ramp, np.uint64(offset + (self.tag << 48)), out=self._words)
+            return self._words.view(np.uint8)
+        return pattern_bytes(offset, self.transfer_size, self.tag)
+
+
+class Writer(Protocol):
+    """One open file of one api; each method is timed by the caller."""
+
+    def write(self, offset: int, buf: np.ndarray) -> None:
+        """Write ``buf`` at ``offset`` (collective where the api and settings say so)."""
+
+    def sync(self) -> None:
+        """Flush to storage (fsync or equivalent)."""
+
+    def close(self) -> None:
+        """Close the file."""
+
+    def hints(self) -> tuple[dict[str, str], str]:
+        """Hints in effect on the open file and how they were obtained."""
+
+    def details(self) -> dict[str, Any]:
+        """Extra result fields about the open file (e.g. HDF5 settings in effect)."""
+
+
+class PosixWriter:
+    """``os.open`` / ``os.pwrite`` / ``os.fsync``; ignores hints and collective."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+
+    def write(self, offset: int, buf: np.ndarray) -> None:
+        view = buf.data.cast("B")
+        done = 0
+        while done < len(view):
+            done += os.pwrite(self.fd, view[done:], offset + done)
+
+    def sync(self) -> None:
+        os.fsync(self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def hints(self) -> tuple[dict[str, str], str]:
+        return {}, POSIX_HINTS_SOURCE
+
+    def details(self) -> dict[str, Any]:
+        return {}
+
+
+class MpiioWriter:
+    """``MPI_File_open`` with the hints; ``Write_at_all`` or ``Write_at``; ``Sync``."""
+
+    def __init__(self, path: Path, comm: Any, info: Any, collective: bool) -> None:
+        MPI = kernelkit.mpi()
+        self.fh = MPI.File.Open(comm, os.fspath(path), MPI.MODE_CREATE | MPI.MODE_WRONLY, info)
+        self.collective = collective
+
+    def write(self, offset: int, buf: np.ndarray) -> None:
+        if self.collective:
+            self.fh.Write_at_all(offset, buf)
+        else:
+            self.fh.Write_at(offset, buf)
+
+    def sync(self) -> None:
+        self.fh.Sync()
+
+    def close(self) -> None:
+        self.fh.Close()
+
+    def hints(self) -> tuple[dict[str, str], str]:
+        info = self.fh.Get_info()
+        hints = kernelkit.info_to_dict(info)
+        info.Free()
+        return hints, "MPI_File_get_info on the open file"
+
+    def details(self) -> dict[str, Any]:
+        return {}
+
+
+class Hdf5Writer:
+    """One uint8 dataset per file, written by hyperslabs of one transfer each."""
+
+    def __init__(
+        self,
+        path: Path,
+        comm: Any,
+        info: Any,
+        options: kernelkit.Hdf5Options,
+        length: int,
+        collective: bool,
+    ) -> None:
+        import h5py
+
+        self.path, self.comm, self.info, self.options = path, comm, info, options
+        self.file = kernelkit.create_h5file(path, comm, info, options)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+        space = h5py.h5s.create_simple((length,))
+        self.dset = h5py.h5d.create(
+            self.file.id, DATASET.encode(), h5py.h5t.STD_U8LE, space, dcpl=dcpl
+        )
+        self.selection = h5py.h5s.create_simple((length,))
+        self.dxpl = h5py.h5p.create(h5py.h5p.DATASET_XFER)
+        mode = h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT
+        self.dxpl.set_dxpl_mpio(mode)
+        self._memory_spaces: dict[int, Any] = {}
+
+    def write(self, offset: int, buf: np.ndarray) -> None:
+        import h5py
+
+        size = buf.shape[0]
+        memory = self._memory_spaces.get(size)
+        if memory is None:
+            memory = self._memory_spaces[size] = h5py.h5s.create_simple((size,))
+        self.selection.select_hyperslab((offset,), (size,))
+        self.dset.write(memory, self.selection, buf, dxpl=self.dxpl)
+
+    def sync(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.dset.close()
+        self.file.close()
+
+    def hints(self) -> tuple[dict[str, str], str]:
+        return kernelkit.h5file_hints(self.file, self.path, self.comm, self.info)
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "hdf5_version": kernelkit.hdf5_version(),
+            "hdf5_settings_in_effect": kernelkit.hdf5_in_effect(self.file, self.options),
+        }
+
+
+def open_writer(ctx: kernelkit.RunContext, pattern: Pattern, path: Path, comm: Any) -> Writer:
+    """Open (create) this rank's file with the chosen api."""
+    api = ctx.args.api
+    if api == "posix":
+        return PosixWriter(path)
+    if api == "mpiio":
+        return MpiioWriter(path, comm, ctx.info, ctx.collective)
+    options = kernelkit.Hdf5Options.from_args(ctx.args)
+    return Hdf5Writer(path, comm, ctx.info, options, pattern.file_length, ctx.collective)
+
+
+def write_pattern(
+    ctx: kernelkit.RunContext, pattern: Pattern, path: Path, comm: Any
+) -> tuple[kernelkit.Phases, dict[str, str], str, dict[str, Any]]:
+    """Timed write of this rank's pattern.
+
+    Returns the phases, the hints in effect, how they were read, and extra result fields.
+
+    The write phase counts only the write calls: filling each transfer buffer is untimed.
+    """
+    watch = kernelkit.Stopwatch()
+    filler = Filler(pattern.transfer_size, pattern.tag)
+    ctx.comm.Barrier()
+    with watch.phase("open"):
+        writer = open_writer(ctx, pattern, path, comm)
+    hints, source = writer.hints()
+    details = writer.details()
+    for offset in pattern.offsets():
+        buf = filler.fill(offset)
+        with watch.phase("write"):
+            writer.write(offset, buf)
+    with watch.phase("close"):
+        if ctx.fsync:
+            writer.sync()
+        writer.close()
+    return watch.phases, hints, source, details
+
+
+def verify_pattern(
+    ctx: kernelkit.RunContext, pattern: Pattern, path: Path, comm: Any
+) -> dict[str, Any]:
+    """Read back this rank's transfers on every rank and compare with the pattern.
+
+    Collective over the world communicator. Every byte is checked; the first mismatch
+    reported is the one with the lowest (rank, offset).
+    """
+    checked = bad_total = 0
+    mismatch: dict[str, Any] | None = None
+    with _reader(ctx.args.api, path, comm) as read:
+        for offset in pattern.offsets():
+            got = read(offset, pattern.transfer_size)
+            expected = pattern_bytes(offset, pattern.transfer_size, pattern.tag)
+            checked += pattern.transfer_size
+            problem = _compare_transfer(got, expected, offset)
+            if problem is None:
+                continue
+            bad_total += problem.pop("bad")
+            if mismatch is None:
+                mismatch = {**problem, "file": path.name, "rank": pattern.rank}
+                mismatch["_order"] = [pattern.rank, mismatch["offset"]]
+    return kernelkit.verify_report(ctx.comm, checked, bad_total, mismatch)
+
+
+def _compare_transfer(got: np.ndarray, expected: np.ndarray, offset: int) -> dict[str, Any] | None:
+    """The first differing byte of one transfer (with ``bad`` = how many), or ``None``."""
+    if got.shape != expected.shape:
+        return {"offset": offset, "problem": f"short read of {got.shape[0]} bytes",
+                "bad": expected.shape[0]}  # fmt: skip
+    bad = np.flatnonzero(got != expected)
+    if bad.size == 0:
+        return None
+    i = int(bad[0])
+    return {"offset": offset + i, "expected": int(expected[i]), "found": int(got[i]),
+            "bad": int(bad.size)}  # fmt: skip
+
+
+class _reader:
+    """Context manager yielding ``read(offset, length) -> uint8 array`` for one file."""
+
+    def __init__(self, api: str, path: Path, comm: Any) -> None:
+        self.api, self.path, self.comm = api, path, comm
+        self._close: Any = None
+
+    def __enter__(self) -> Any:
+        if self.api == "hdf5":
+            h5file = kernelkit.open_h5file_readonly(self.path, self.comm)
+            dset = h5file[DATASET]
+            self._close = h5file.close
+            return lambda offset, length: dset[offset : offset + length]
+        fd = os.open(self.path, os.O_RDONLY)
+        self._close = lambda: os.close(fd)
+        return lambda offset, length: np.frombuffer(os.pread(fd, length, offset), np.uint8)
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+
+def build_parser() -> kernelkit.KernelArgumentParser:
+    """The ior command line (common flags plus the access pattern)."""
+    parser = kernelkit.KernelArgumentParser(
+        prog="ior.py",
+        description=(
+            "IOR-style write: each rank writes SEGMENTS blocks of BLOCK bytes in write calls "
+            "of TRANSFER bytes, to one shared file or one file per rank, through POSIX, "
+            "MPI-IO or HDF5. Total bytes = ranks x segments x block size."
+        ),
+        epilog=kernelkit.COMMON_EPILOG
+        + "\napi notes:\n  posix ignores --collective and MPI-IO hints (they are still "
+        "recorded); HDF5 settings\n  (--alignment ...) need --api hdf5.\n",
+    )
+    pattern = parser.add_argument_group("access pattern")
+    pattern.add_argument(
+        "--api",
+        type=kernelkit.choice_word(APIS),
+        default="mpiio",
+        metavar="API",
+        help="posix, mpiio or hdf5 (default mpiio)",
+    )
+    pattern.add_argument(
+        "--block-size",
+        type=kernelkit.byte_size(1),
+        default=16 * kernelkit.MIB,
+        metavar="BYTES",
+        help="contiguous bytes per rank per segment (default 16M)",
+    )
+    pattern.add_argument(
+        "--transfer-size",
+        type=kernelkit.byte_size(1),
+        default=kernelkit.MIB,
+        metavar="BYTES",
+        help="bytes per write call; must divide the block size (default 1M)",
+    )
+    pattern.add_argument(
+        "--segments",
+        type=kernelkit.count(1),
+        default=1,
+        metavar="N",
+        help="number of segments (default 1)",
+    )
+    pattern.add_argument(
+        "--file-per-process",
+        type=kernelkit.yes_no,
+        default=False,
+        metavar="yes|no",
+        help="one file per rank (yes) or one shared file (no, default)",
+    )
+    kernelkit.add_common_arguments(parser, collective_default=False)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse and cross-check the arguments (exit 2 with one line on a broken rule)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    kernelkit.check_arguments(parser, args)
+    if args.block_size % args.transfer_size:
+        parser.error(
+            f"--transfer-size {args.transfer_size} does not divide --block-size "
+            f"{args.block_size} (each block is written in whole transfers)"
+        )
+    if args.api != "hdf5":
+        for name in kernelkit.HDF5_SETTINGS:
+            if getattr(args, name) is not None:
+                flag = "--" + name.replace("_", "-")
+                parser.error(f"{flag} applies only to --api hdf5 (got --api {args.api})")
+    return args
+
+
+def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
+    """The ior kernel body: timed write, then optional verification."""
+    args = ctx.args
+    pattern = Pattern(
+        rank=ctx.rank,
+        ranks=ctx.size,
+        block_size=args.block_size,
+        transfer_size=args.transfer_size,
+        segments=args.segments,
+        file_per_process=args.file_per_process,
+    )
+    comm = kernelkit.mpi().COMM_SELF if args.file_per_process else ctx.comm
+    path = ctx.run_dir / pattern.file_name(args.api)
+    phases, hints, source, extra = write_pattern(ctx, pattern, path, comm)
+    verify = verify_pattern(ctx, pattern, path, comm) if args.verify else None
+    return kernelkit.Outcome(
+        bytes_written=pattern.bytes_per_rank * ctx.size,
+        phases=phases,
+        params={
+            "api": args.api,
+            "block_size": args.block_size,
+            "transfer_size": args.transfer_size,
+            "segments": args.segments,
+            "file_per_process": args.file_per_process,
+            "files": ctx.size if args.file_per_process else 1,
+        },
+        hints_in_effect=hints,
+        hints_source=source + (" (rank 0's file)" if args.file_per_process else ""),
+        verify=verify,
+        extra=extra,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the kernel, return the exit code."""
+    args = parse_args(argv)
+    return kernelkit.run_kernel(KERNEL, args, run, collective_default=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

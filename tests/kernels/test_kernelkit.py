@@ -1,0 +1,270 @@
+"""Unit tests of the kernels' shared code and data patterns (no MPI started)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# conftest puts kernels/ on sys.path, as it is when a kernel runs as a script
+import ior
+import kernelkit
+import numpy as np
+import pytest
+import vpicio
+from kernel_helpers import KERNELS
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("0", 0),
+        ("4096", 4096),
+        ("1K", 1024),
+        ("1k", 1024),
+        ("2KiB", 2048),
+        ("3M", 3 * 2**20),
+        ("3MiB", 3 * 2**20),
+        ("1G", 2**30),
+        (" 1 GiB ", 2**30),
+    ],
+)
+def test_parse_bytes_accepts_integers_and_binary_suffixes(text: str, value: int) -> None:
+    assert kernelkit.parse_bytes(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "-1", "1.5M", "1MB", "1T", "M", "1 K B"])
+def test_parse_bytes_rejects_the_rest(text: str) -> None:
+    with pytest.raises(ValueError, match="is not a byte count"):
+        kernelkit.parse_bytes(text)
+
+
+def test_byte_size_minimum_and_stripe_size_rule() -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="below the minimum of 1 bytes"):
+        kernelkit.byte_size(1)("0")
+    assert kernelkit.stripe_size("1M") == 2**20
+    with pytest.raises(argparse.ArgumentTypeError, match="multiple of 64 KiB"):
+        kernelkit.stripe_size("96000")
+
+
+def test_yes_no_and_enable_words() -> None:
+    assert kernelkit.yes_no("YES") is True and kernelkit.yes_no("no") is False
+    assert kernelkit.choice_word(kernelkit.ENABLE_WORDS)("Automatic") == "automatic"
+    with pytest.raises(argparse.ArgumentTypeError, match="not one of enable, disable"):
+        kernelkit.choice_word(kernelkit.ENABLE_WORDS)("enabled")
+
+
+def test_key_value_keeps_equals_signs_in_the_value() -> None:
+    assert kernelkit.key_value("cb_config_list=*:2") == ("cb_config_list", "*:2")
+    assert kernelkit.key_value("a=b=c") == ("a", "b=c")
+    with pytest.raises(argparse.ArgumentTypeError, match="empty value"):
+        kernelkit.key_value("cb_nodes=")
+
+
+def test_hints_file_format(tmp_path: Path) -> None:
+    path = tmp_path / "hints"
+    path.write_text("# comment\n\ncb_nodes 4\ncb_config_list  *:2 \n")
+    assert kernelkit.hints_file(str(path)) == (
+        str(path),
+        {"cb_nodes": "4", "cb_config_list": "*:2"},
+    )
+    with pytest.raises(argparse.ArgumentTypeError, match="cannot read"):
+        kernelkit.hints_file(str(tmp_path / "missing"))
+
+
+def parse_vpic(*args: str) -> argparse.Namespace:
+    return vpicio.build_parser().parse_args(["--scratch", "/nowhere", *args])
+
+
+def test_settings_list_only_what_was_given() -> None:
+    args = parse_vpic("--cb-nodes", "4", "--stripe-size", "4M", "--fsync", "yes")
+    assert kernelkit.requested_settings(args) == {
+        "stripe_size": 4 * 2**20,
+        "cb_nodes": 4,
+        "fsync": "yes",
+    }
+    assert kernelkit.requested_settings(parse_vpic()) == {}
+
+
+def test_requested_hints_precedence_and_conflict(tmp_path: Path) -> None:
+    hints = tmp_path / "hints"
+    hints.write_text("cb_nodes 8\nromio_cb_read enable\n")
+    args = parse_vpic("--hints-file", str(hints), "--hint", "romio_cb_read=disable",
+                      "--cb-nodes", "2", "--stripe-count", "4")  # fmt: skip
+    assert kernelkit.requested_hints(args) == {
+        "cb_nodes": "2",
+        "romio_cb_read": "disable",
+        "striping_factor": "4",
+    }
+    clash = parse_vpic("--hint", "striping_unit=65536", "--stripe-size", "128K")
+    with pytest.raises(kernelkit.KernelError, match="contradicts --stripe-size 131072"):
+        kernelkit.requested_hints(clash)
+
+
+def test_every_setting_has_a_flag_named_after_it() -> None:
+    for parser in (vpicio.build_parser(), ior.build_parser()):
+        flags = {opt for action in parser._actions for opt in action.option_strings}
+        for name in kernelkit.SETTING_NAMES:
+            assert "--" + name.replace("_", "-") in flags
+
+
+MOUNTS = """\
+rootfs / rootfs rw 0 0
+/dev/vda / ext4 rw 0 0
+10.0.0.1@tcp:/scratch /lus lustre rw 0 0
+tmpfs /lus/tmp tmpfs rw 0 0
+/dev/vdb /mnt/with\\040space xfs rw 0 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "fstype", "mount"),
+    [
+        ("/home/user", "ext4", "/"),
+        ("/lus/project/run", "lustre", "/lus"),
+        ("/lus", "lustre", "/lus"),
+        ("/lustre-not/x", "ext4", "/"),
+        ("/lus/tmp/x", "tmpfs", "/lus/tmp"),
+        ("/mnt/with space/d", "xfs", "/mnt/with space"),
+    ],
+)
+def test_detect_filesystem_by_longest_mount_prefix(
+    tmp_path: Path, path: str, fstype: str, mount: str
+) -> None:
+    table = tmp_path / "mounts"
+    table.write_text(MOUNTS)
+    assert kernelkit.detect_filesystem(path, str(table)) == {"type": fstype, "mount": mount}
+
+
+def test_striping_is_not_pretended_off_lustre(tmp_path: Path) -> None:
+    fs = {"type": "ext4", "mount": "/"}
+    assert kernelkit.apply_striping(tmp_path, fs, 4, 2**20) == {
+        "applicable": False,
+        "reason": "ext4 is not Lustre",
+    }
+
+
+def test_remove_run_dir_removes_only_its_own_directory(tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    other = scratch / "iotune-ior-x"
+    other.mkdir()
+    stranger = scratch / "data"
+    stranger.mkdir()
+    link = scratch / "iotune-vpic-link"
+    link.symlink_to(stranger)
+    kernelkit.remove_run_dir(other, str(scratch), "vpic")  # another kernel's prefix
+    kernelkit.remove_run_dir(stranger, str(scratch), "vpic")  # not a run directory
+    kernelkit.remove_run_dir(link, str(scratch), "vpic")  # a link
+    kernelkit.remove_run_dir(tmp_path / "iotune-vpic-y", str(scratch), "vpic")  # elsewhere
+    assert other.is_dir() and stranger.is_dir() and link.is_symlink()
+    mine = kernelkit.create_run_dir(str(scratch), "vpic", "abc")
+    (mine / "f").write_text("x")
+    assert mine == scratch.resolve() / "iotune-vpic-abc"
+    kernelkit.remove_run_dir(mine, str(scratch), "vpic")
+    assert not mine.exists() and other.is_dir() and stranger.is_dir()
+
+
+def test_check_scratch_rules(tmp_path: Path) -> None:
+    with pytest.raises(kernelkit.KernelError, match="does not exist"):
+        kernelkit.check_scratch(str(tmp_path / "missing"))
+    (tmp_path / "file").write_text("")
+    with pytest.raises(kernelkit.KernelError, match="is not a directory"):
+        kernelkit.check_scratch(str(tmp_path / "file"))
+    assert kernelkit.check_scratch(str(tmp_path)) == tmp_path.resolve()
+
+
+def test_vpic_values_are_exact_float32() -> None:
+    start, count = 2**20 - 3, 8  # crosses the 2**20 wrap of m
+    for name, dtype in vpicio.DATASETS:
+        values = vpicio.particle_values(name, start, count, timestep=5)
+        assert values.dtype == dtype
+        g = np.arange(start, start + count)
+        if name == "id_1":
+            expected = g + 5
+        else:
+            scale, offset, step = vpicio._FLOAT_FORMULA[name]
+            expected = scale * (g % 2**20) + offset + step * 5
+        assert np.array_equal(values.astype(np.float64), expected.astype(np.float64))
+
+
+def test_ior_offsets_follow_ior() -> None:
+    shared = ior.Pattern(rank=1, ranks=3, block_size=8, transfer_size=4, segments=2,
+                         file_per_process=False)  # fmt: skip
+    assert list(shared.offsets()) == [8, 12, 32, 36]
+    assert shared.file_length == 48 and shared.tag == 0
+    own = ior.Pattern(rank=1, ranks=3, block_size=8, transfer_size=4, segments=2,
+                      file_per_process=True)  # fmt: skip
+    assert list(own.offsets()) == [0, 4, 8, 12]
+    assert own.file_length == 16 and own.tag == 2
+    assert own.file_name("hdf5") == "ior.00000001.h5"
+
+
+@pytest.mark.parametrize(("transfer", "offset"), [(64, 128), (64, 3), (13, 0), (13, 39)])
+def test_ior_filler_matches_the_pattern(transfer: int, offset: int) -> None:
+    filler = ior.Filler(transfer, tag=3)
+    got = filler.fill(offset).copy()
+    expected = ior.pattern_bytes(offset, transfer, 3)
+    assert got.shape == (transfer,) and np.array_equal(got, expected)
+    whole = ior.pattern_bytes(0, 256, 3)
+    assert np.array_equal(whole[offset : offset + transfer], expected)
+    assert whole[:8].view("<u8")[0] == 3 << 48
+
+
+def test_importing_the_kernels_starts_no_mpi() -> None:
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import kernelkit, vpicio, ior; "
+        "bad = [m for m in ('mpi4py', 'h5py') if m in sys.modules]; print(bad); "
+        "sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(KERNELS)], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+FAKE_LFS = """#!/bin/sh
+echo "$@" >> "{log}"
+if [ "$1" = getstripe ]; then echo "stripe_count:  4 stripe_size:   1048576"; fi
+exit {code}
+"""
+
+
+def fake_lfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> Path:
+    """Put an ``lfs`` on PATH that logs its arguments and exits with ``code``."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "lfs.log"
+    script = bindir / "lfs"
+    script.write_text(FAKE_LFS.format(log=log, code=code))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    return log
+
+
+def test_striping_on_lustre_runs_lfs_setstripe_on_the_run_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = fake_lfs(tmp_path, monkeypatch, 0)
+    run_dir = tmp_path / "iotune-vpic-1"
+    run_dir.mkdir()
+    record = kernelkit.apply_striping(run_dir, {"type": "lustre", "mount": "/lus"}, 4, 2**20)
+    assert log.read_text().splitlines() == [
+        f"setstripe -c 4 -S 1048576 {run_dir}",
+        f"getstripe -d {run_dir}",
+    ]
+    assert record == {
+        "applicable": True,
+        "requested": {"stripe_count": 4, "stripe_size": 1048576},
+        "command": f"lfs setstripe -c 4 -S 1048576 {run_dir}",
+        "layout": "stripe_count:  4 stripe_size:   1048576",
+    }
+
+
+def test_failing_lfs_is_an_error_not_a_silent_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_lfs(tmp_path, monkeypatch, 3)
+    with pytest.raises(kernelkit.KernelError, match=r"lfs setstripe -c 2 .* exit code 3"):
+        kernelkit.apply_striping(tmp_path, {"type": "lustre", "mount": "/"}, 2, None)
