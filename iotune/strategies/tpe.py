@@ -97,7 +97,7 @@ class TPE(Strategy):
                     forced = next_random()
                     if forced is None:
                         break
-                    study.enqueue_trial({n: forced.get(n) for n in varying})
+                    study.enqueue_trial({n: _plain(forced.get(n)) for n in varying})
                     if idle >= max_invalid:
                         self.notes["fallbacks"] += 1
                     idle = 0
