@@ -263,7 +263,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         options.setdefault("top_k_refit", tune_cfg.top_k_refit)
         options.setdefault("refit_rounds", tune_cfg.refit_rounds)
         options.setdefault("max_terms", tune_cfg.max_terms)
-    if name in ("model", "random", "genetic"):
+    if name in ("model", "random", "genetic", "tpe"):
         options.setdefault("seed", tune_cfg.seed)
     search = make_strategy(name, **options)
     started = time.monotonic()

@@ -150,7 +150,7 @@ def _duration(seconds: float | None) -> str:
                    "(default: the config's kernel).")
 @click.option("--cores", type=click.IntRange(min=1),
               help="Target scale (ranks); required unless a proxy file gives them.")
-@click.option("--strategy", help="model (default), exhaustive, random or genetic.")
+@click.option("--strategy", help="model (default), exhaustive, random, genetic or tpe.")
 @click.option("--budget", type=click.IntRange(min=1),
               help="Configurations to evaluate at most at the target scale.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",

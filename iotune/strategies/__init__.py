@@ -1,4 +1,4 @@
-"""Search strategies behind one interface: model-guided, exhaustive, random, genetic."""
+"""Search strategies behind one interface: model-guided, exhaustive, random, genetic, tpe."""
 
 from iotune.strategies.base import (
     Evaluation,

@@ -167,4 +167,4 @@ def strategy_help() -> str:
 
 
 def _load_builtin() -> None:
-    from iotune.strategies import basic, genetic, model_guided  # noqa: F401
+    from iotune.strategies import basic, genetic, model_guided, tpe  # noqa: F401
