@@ -20,7 +20,10 @@ lint: setup
 
 bench: setup
 	$(PY) benchmarks/fit_speed.py
-	$(PY) benchmarks/kernel_overhead.py
+	$(PY) benchmarks/sim_speed.py
+	$(PY) benchmarks/kernel_overhead.py --ranks 2 --mib-per-rank 64 --reps 5
+	$(PY) benchmarks/state_aware.py
+	$(PY) benchmarks/strategies.py
 
 clean:
 	rm -rf scratch .pytest_cache .mypy_cache .ruff_cache

@@ -45,6 +45,11 @@ def test_run_records_a_real_measurement_with_hints_read_back(write_config, tmp_p
     frame = pd.read_csv(export)
     assert list(frame["cb_nodes"]) == [2]
     assert frame.loc[0, "write_time"] > 0
+    parquet = tmp_path / "runs.parquet"
+    assert invoke("results", "-c", str(config), "--export", str(parquet)).exit_code == 0
+    assert list(pd.read_parquet(parquet)["write_time"]) == list(frame["write_time"])
+    bad = invoke("results", "-c", str(config), "--export", str(tmp_path / "runs.xlsx"))
+    assert bad.exit_code == 2 and "the file must end in .csv or .parquet" in bad.output
 
 
 def _fake_python(tmp_path, body):
