@@ -17,7 +17,7 @@ from typing import Any
 
 from iotune.errors import ConfigError
 from iotune.settings import parse_bool
-from iotune.units import parse_bytes
+from iotune.units import positive_bytes
 
 BARE_FLAGS = ("verify", "keep")
 
@@ -78,13 +78,7 @@ def _normalise_param(spec: KernelParam, value: Any, where: str) -> Any:
             raise ConfigError(f"{where}: {value!r} is not a positive integer")
         return value
     if spec.kind == "bytes":
-        try:
-            size = parse_bytes(value)
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-        if size <= 0:
-            raise ConfigError(f"{where}: {value!r} is not a positive byte size")
-        return size
+        return positive_bytes(value, where)
     if spec.kind == "bool":
         parsed = parse_bool(value)
         if parsed is None:

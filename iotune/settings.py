@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.errors import ConfigError
-from iotune.units import format_bytes, parse_bytes
+from iotune.units import format_bytes, positive_bytes
 
 ENABLE_WORDS = ("enable", "disable", "automatic")
 
@@ -107,13 +107,7 @@ def _normalise_value(setting: Setting, value: Any, where: str) -> Any:
             raise ConfigError(f"{where}: {value!r} is not a positive integer")
         return number
     if setting.kind == "bytes":
-        try:
-            size = parse_bytes(value)
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-        if size <= 0:
-            raise ConfigError(f"{where}: {value!r} is not a positive byte size")
-        return size
+        return positive_bytes(value, where)
     if setting.kind == "choice":
         if not isinstance(value, str) or value.lower() not in setting.choices:
             raise ConfigError(f"{where}: {value!r} is not one of {', '.join(setting.choices)}")

@@ -54,6 +54,19 @@ def parse_bytes(value: object) -> int:
     )
 
 
+def positive_bytes(value: object, where: str) -> int:
+    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule."""
+    from iotune.errors import ConfigError
+
+    try:
+        size = parse_bytes(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if size <= 0:
+        raise ConfigError(f"{where}: {value!r} is not a positive byte size")
+    return size
+
+
 def format_bytes(n: int) -> str:
     """Shortest exact binary form of ``n``: ``4194304 -> '4MiB'``, ``1000 -> '1000'``."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

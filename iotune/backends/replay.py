@@ -11,10 +11,8 @@ median (``median``). Records say ``backend: replay`` and carry the data file's s
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,18 +20,11 @@ import numpy as np
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
+from iotune.files import file_sha256
 from iotune.settings import SETTINGS, describe_value, normalise_setting
 from iotune.store import now_iso, read_dataframe
 
 Key = tuple[int, tuple[tuple[str, Any], ...]]
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _is_missing(value: Any) -> bool:

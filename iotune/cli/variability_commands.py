@@ -15,7 +15,7 @@ from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError, DataError, StoreError
 from iotune.output import emit, progress, render_pairs, render_table
 from iotune.store import Store
-from iotune.units import format_bytes, parse_bytes, parse_duration
+from iotune.units import format_bytes, parse_duration, positive_bytes
 
 
 def _duration(value: str, option: str) -> float:
@@ -23,16 +23,6 @@ def _duration(value: str, option: str) -> float:
         return parse_duration(value)
     except ValueError as exc:
         raise ConfigError(f"{option}: {exc}") from None
-
-
-def _size(value: str, option: str) -> int:
-    try:
-        size = parse_bytes(value)
-    except ValueError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
-    if size <= 0:
-        raise ConfigError(f"{option}: {value!r} is not a positive byte size")
-    return size
 
 
 def _store(config_path: Path | None, store_path: Path | None) -> Store:
@@ -106,7 +96,7 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     interval_s = _duration(interval, "--interval")
     duration_s = None if duration.strip().lower() == "none" else _duration(duration,
                                                                           "--duration")
-    size = _size(size_text, "--size")
+    size = positive_bytes(size_text, "--size")
     settings = ProbeSettings(interval_s, duration_s, size, rounds, queue,
                              _duration(queue_interval, "--queue-interval"))
     config = resolve_config(config_path)
@@ -387,7 +377,7 @@ def placement_command(config_path: Path | None, store_path: Path | None, backend
     if (t_idle is None) != (t_busy is None):
         raise ConfigError("--t-idle/--t-busy: give both times, or neither to take them from "
                           "the store's mixture")
-    total = _size(total_text, "--total") if total_text else None
+    total = positive_bytes(total_text, "--total") if total_text else None
     extra: dict[str, Any] = {}
     if n_idle is None or t_idle is None:
         from_store = _from_store(_records(_store(config_path, store_path)), backend)

@@ -13,7 +13,6 @@ the caller needs (:meth:`DarshanLog.require`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import re
@@ -26,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from iotune.errors import DataError
+from iotune.files import file_sha256
 
 #: Darshan's magic number, right after the 8-byte version string of every 3.x log.
 DARSHAN_MAGIC = 6567223
@@ -72,15 +72,6 @@ class DarshanLog:
         wanted = " or ".join(modules)
         raise DataError(f"{self.path}: no {wanted} records; {purpose} needs them "
                         f"(modules in this log: {present})")
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of the file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def check_readable(path: Path, what: str = "Darshan log") -> None:

@@ -27,12 +27,12 @@ import pandas as pd
 from iotune.darshan.logfile import (
     DXT_COLUMNS,
     check_readable,
-    file_sha256,
     looks_like_text_trace,
     read_log,
 )
 from iotune.darshan.records import FileCounters, file_counters
 from iotune.errors import DataError
+from iotune.files import file_sha256
 
 _FILE_RE = re.compile(r"^#\s*DXT,\s*file_id:\s*(\d+),\s*file_name:\s*(.*?)\s*$")
 _MODULES = {"X_POSIX": "DXT_POSIX", "X_MPIIO": "DXT_MPIIO"}

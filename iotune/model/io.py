@@ -7,7 +7,6 @@ Exponent vectors and level lists are written on one line each, like the paper's 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import yaml
 
 from iotune.errors import DataError
+from iotune.files import file_sha256
 from iotune.model.categorical import CategoricalSpec
 from iotune.model.model import (
     KIND,
@@ -65,11 +65,7 @@ def source_info(path: str | os.PathLike[str]) -> dict[str, str]:
     file = Path(path)
     if file.is_dir():
         file = file / "measurements.jsonl"
-    digest = hashlib.sha256()
-    with open(file, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"path": os.fspath(path), "sha256": digest.hexdigest()}
+    return {"path": os.fspath(path), "sha256": file_sha256(file)}
 
 
 def save_model(model: Model, path: str | os.PathLike[str],

@@ -73,7 +73,7 @@ from typing import Any
 import yaml
 
 from iotune.errors import ConfigError
-from iotune.units import parse_bytes
+from iotune.units import positive_bytes
 
 ENABLE_WORDS = ("enable", "disable", "automatic")
 CB_NODES_RULES = ("stripe_count", "nodes")
@@ -224,7 +224,7 @@ def system_from_mapping(data: Any, where: str = "system") -> SimSystem:
         values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=True)
     for key in _NON_NEGATIVE_FLOAT:
         values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=False)
-    values["rpc_size"] = _size(_require(top, "rpc_size", where), f"{where}.rpc_size")
+    values["rpc_size"] = positive_bytes(_require(top, "rpc_size", where), f"{where}.rpc_size")
     if values["client_bandwidth_mib_s"] > values["injection_bandwidth_mib_s"]:
         raise ConfigError(
             f"{where}.client_bandwidth_mib_s: {values['client_bandwidth_mib_s']:g} exceeds "
@@ -250,7 +250,7 @@ def _defaults(data: Any, where: str, ost_count: int) -> SimDefaults:
         raise ConfigError(
             f"{where}.stripe_count: {count} exceeds ost_count ({ost_count})"
         )
-    stripe_size = _size(_require(block, "stripe_size", where), f"{where}.stripe_size")
+    stripe_size = positive_bytes(_require(block, "stripe_size", where), f"{where}.stripe_size")
     if stripe_size % 65536:
         raise ConfigError(
             f"{where}.stripe_size: {stripe_size} is not a multiple of 64 KiB (Lustre's rule)"
@@ -272,7 +272,8 @@ def _defaults(data: Any, where: str, ost_count: int) -> SimDefaults:
     return SimDefaults(
         stripe_count=count,
         stripe_size=stripe_size,
-        cb_buffer_size=_size(_require(block, "cb_buffer_size", where), f"{where}.cb_buffer_size"),
+        cb_buffer_size=positive_bytes(_require(block, "cb_buffer_size", where),
+                                      f"{where}.cb_buffer_size"),
         cb_nodes=cb_nodes_raw,
         romio_cb_write=words["romio_cb_write"],
         romio_ds_write=words["romio_ds_write"],
@@ -334,11 +335,3 @@ def _number(value: Any, where: str, positive: bool) -> float:
     return float(value)
 
 
-def _size(value: Any, where: str) -> int:
-    try:
-        size = parse_bytes(value)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    if size <= 0:
-        raise ConfigError(f"{where}: {value!r} is not a positive byte size")
-    return size

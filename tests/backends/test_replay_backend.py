@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from iotune.backends import RunRequest, make_backend
-from iotune.backends.replay import file_sha256
 from iotune.cli.common import with_backend
 from iotune.cli.main import cli
 from iotune.config import load_config
 from iotune.errors import DataError
+from iotune.files import file_sha256
 
 
 @pytest.fixture
