@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,6 +19,15 @@ def subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     return env
+
+
+@pytest.fixture
+def hopper_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of configs/hopper-vpic.yaml in tmp_path (its store lands there too)."""
+    monkeypatch.setenv("SCRATCH", str(tmp_path))
+    path = tmp_path / "hopper.yaml"
+    shutil.copy(REPO / "configs" / "hopper-vpic.yaml", path)
+    return path
 
 
 @pytest.fixture

@@ -1,10 +1,7 @@
 """The sim backend: labelled records, reproducible noise, and a tune at a scale we cannot run."""
 
 import json
-import shutil
-from pathlib import Path
 
-import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -12,16 +9,6 @@ from iotune.backends import RunRequest, make_backend
 from iotune.cli.main import cli
 from iotune.config import load_config
 from iotune.store import Store
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def hopper_config(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCRATCH", str(tmp_path))
-    path = tmp_path / "hopper.yaml"
-    shutil.copy(REPO / "configs" / "hopper-vpic.yaml", path)
-    return path
 
 
 def test_records_are_labelled_simulated(hopper_config):

@@ -1,7 +1,5 @@
 """State-aware tune on the simulated system with idle/busy noise: tags, repeats, ranking."""
 
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -11,16 +9,10 @@ from iotune.config import load_config
 from iotune.store import Store
 from iotune.tuning import tune
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
-def noisy_hopper(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCRATCH", str(tmp_path))
-    path = tmp_path / "hopper.yaml"
-    shutil.copy(REPO / "configs" / "hopper-vpic.yaml", path)
-    config = with_backend(load_config(path), "sim", None, 1.0)
-    return config
+def noisy_hopper(hopper_config):
+    return with_backend(load_config(hopper_config), "sim", None, 1.0)
 
 
 def _probe_history(store_path, rounds=60):
