@@ -287,14 +287,13 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     if progress:
         progress(f"searching {len(candidates)} candidate configurations with '{name}'")
     search.search(context)
-    spec_bytes = _bytes_written(context, default)
     return TuneResult(
         kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
         params=config.kernel.args, backend=backend.name, system=config.system.name,
         strategy=name, default=default, best=context.best(),
         evaluations=sorted(context.evaluations.values(), key=lambda e: e.order),
         runs=context.runs, reused=context.reused, elapsed_s=time.monotonic() - started,
-        bytes_written=spec_bytes, statistic=tune_cfg.statistic,
+        bytes_written=_bytes_written(context), statistic=tune_cfg.statistic,
         best_so_far=context.best_so_far, model=search.notes.get("model"),
     )
 
@@ -309,7 +308,8 @@ def _has_training_data(store: Store, kernel: str, backend: str) -> bool:
                for r in store.iter_records())
 
 
-def _bytes_written(context: StoreSearchContext, default: Evaluation) -> int:
+def _bytes_written(context: StoreSearchContext) -> int:
+    """Bytes one measurement writes: the kernel's bytes per rank times the ranks."""
     from iotune.kernels import get_kernel
 
     return get_kernel(context.kernel).bytes_per_rank(context.params) * context.cores

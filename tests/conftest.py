@@ -12,6 +12,15 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
+#: A real MPI campaign small enough for a test: 4 configurations at 2 ranks, a tiny tune.
+TINY_CAMPAIGN = {
+    "kernel": {"name": "vpic", "args": {"particles_per_rank": 16384, "timesteps": 1}},
+    "space": {"cb_config_list": ["*:2"], "cb_nodes": [1, 2],
+              "romio_cb_write": ["enable", "disable"]},
+    "train": {"repetitions": 1, "seed": 3, "scales": [{"cores": 2, "design": "full"}]},
+    "tune": {"top_k": 2, "top_k_refit": 1, "refit_rounds": 1, "repetitions": 1, "max_terms": 3},
+}
+
 
 @pytest.fixture
 def subprocess_env() -> dict[str, str]:
@@ -19,6 +28,14 @@ def subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     return env
+
+
+@pytest.fixture
+def tiny_campaign() -> dict:
+    """A fresh copy of :data:`TINY_CAMPAIGN` to pass to ``write_config``."""
+    import copy
+
+    return copy.deepcopy(TINY_CAMPAIGN)
 
 
 @pytest.fixture

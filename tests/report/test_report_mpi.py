@@ -10,18 +10,8 @@ from report_helpers import run_ok
 
 pytestmark = pytest.mark.mpi
 
-TINY = {
-    "kernel": {"name": "vpic", "args": {"particles_per_rank": 16384, "timesteps": 1}},
-    "space": {"cb_config_list": ["*:2"], "cb_nodes": [1, 2],
-              "romio_cb_write": ["enable", "disable"]},
-    "train": {"repetitions": 1, "seed": 3, "scales": [{"cores": 2, "design": "full"}]},
-    "tune": {"top_k": 2, "top_k_refit": 1, "refit_rounds": 1, "repetitions": 1,
-             "max_terms": 3},
-}
-
-
-def test_report_of_a_real_campaign(write_config, tmp_path):
-    config = write_config(TINY)
+def test_report_of_a_real_campaign(write_config, tiny_campaign, tmp_path):
+    config = write_config(tiny_campaign)
     run_ok(["train", "-c", str(config)])
     run_ok(["tune", "-c", str(config), "--cores", "2", "-o", str(tmp_path / "tuned.yaml")])
     out = tmp_path / "report"

@@ -18,15 +18,6 @@ from iotune.store import Store
 
 pytestmark = pytest.mark.mpi
 
-TINY = {
-    "kernel": {"name": "vpic", "args": {"particles_per_rank": 16384, "timesteps": 1}},
-    "space": {"cb_config_list": ["*:2"], "cb_nodes": [1, 2],
-              "romio_cb_write": ["enable", "disable"]},
-    "train": {"repetitions": 1, "seed": 3, "scales": [{"cores": 2, "design": "full"}]},
-    "tune": {"top_k": 2, "top_k_refit": 1, "refit_rounds": 1, "repetitions": 1, "max_terms": 3},
-}
-
-
 def iotune(*args, cwd, env, check=True):
     out = subprocess.run([sys.executable, "-m", "iotune", *args], cwd=cwd, env=env,
                          capture_output=True, text=True, timeout=600)
@@ -35,8 +26,8 @@ def iotune(*args, cwd, env, check=True):
     return out
 
 
-def test_train_fit_tune_apply(write_config, tmp_path, subprocess_env):
-    config = write_config(TINY)
+def test_train_fit_tune_apply(write_config, tiny_campaign, tmp_path, subprocess_env):
+    config = write_config(tiny_campaign)
     iotune("train", "-c", str(config), cwd=tmp_path, env=subprocess_env)
     records = Store(tmp_path / "store.jsonl").records()
     assert len(records) == 4 and all(r["status"] == "ok" for r in records)
@@ -70,8 +61,9 @@ def test_train_fit_tune_apply(write_config, tmp_path, subprocess_env):
     assert f"cb_nodes {tuned['settings']['cb_nodes']}" in applied.stdout
 
 
-def test_tune_without_training_data_says_how(write_config, tmp_path, subprocess_env):
-    config = write_config(TINY)
+def test_tune_without_training_data_says_how(write_config, tiny_campaign, tmp_path,
+                                             subprocess_env):
+    config = write_config(tiny_campaign)
     out = iotune("tune", "-c", str(config), "--cores", "2", cwd=tmp_path, env=subprocess_env,
                  check=False)
     assert out.returncode == 3
@@ -95,9 +87,9 @@ def _kill_orphans(marker: str) -> None:
                 os.kill(int(pid), signal.SIGKILL)
 
 
-def test_killed_train_resumes_to_exactly_the_complete_set(write_config, tmp_path,
+def test_killed_train_resumes_to_exactly_the_complete_set(write_config, tiny_campaign, tmp_path,
                                                           subprocess_env):
-    spec = dict(TINY, train={"repetitions": 2, "seed": 3,
+    spec = dict(tiny_campaign, train={"repetitions": 2, "seed": 3,
                              "scales": [{"cores": 2, "design": "full"}]})
     config_path = write_config(spec)
     config = load_config(config_path)
