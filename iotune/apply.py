@@ -36,7 +36,9 @@ def load_tuned(path: Path) -> dict[str, Any]:
                           "produce one with 'iotune tune -o tuned.yaml'")
     settings = normalise_settings(doc.get("settings") or {}, "settings")
     return {"settings": settings, "kernel": doc.get("kernel"), "cores": doc.get("cores"),
-            "provenance": doc.get("provenance", "measured")}
+            "provenance": doc.get("provenance", "measured"),
+            "recommendation": doc.get("recommendation", "tuned" if settings else "default"),
+            "reason": doc.get("reason")}
 
 
 def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.backends import Backend, RunRequest
+from iotune.backends import Backend, RunRequest, make_backend
 from iotune.config import Config, ScaleConfig
 from iotune.designs import design_configurations
 from iotune.errors import ConfigError
@@ -41,20 +41,31 @@ class ScalePlan:
     tasks: tuple[Task, ...]
 
 
-def plan_campaign(config: Config) -> list[ScalePlan]:
-    """Every task of the training campaign, scale by scale (ascending), in a stable order."""
+def plan_campaign(config: Config, backend: Backend | None = None) -> list[ScalePlan]:
+    """Every task of the training campaign, scale by scale (ascending), in a stable order.
+
+    A ``design: recorded`` scale takes its configurations from ``backend.candidates(cores)``
+    (the replay backend's recorded ones); when ``backend`` is None one is made from
+    ``config``, and only if some scale needs it.
+    """
     if not config.train.scales:
         raise ConfigError("train.scales: empty; list the scales to train at, e.g. "
                           "[{cores: 2, design: full}]")
     plans = []
-    ordered = sorted(config.train.scales, key=lambda s: s.cores)
-    for rank, scale in enumerate(ordered):
+    ordered = sorted(enumerate(config.train.scales), key=lambda item: item[1].cores)
+    for rank, (index, scale) in enumerate(ordered):
         spec = get_kernel(config.kernel.name)
         overrides = {k: v for k, v in scale.params if spec.param(k) is not None}
         params = {**config.kernel.args, **overrides}
+        recorded = None
+        if scale.design == "recorded":
+            backend = backend or make_backend(config)
+            recorded = recorded_configurations(backend, config, scale.cores,
+                                               f"train.scales[{index}]")
         configs = design_configurations(
             scale.design, config.space, scale.cores, config.system.limits,
             runs=scale.runs, seed=config.train.seed + rank, scale_rank=rank,
+            recorded=recorded,
         )
         tasks = tuple(
             Task(RunRequest(config.kernel.name, scale.cores, c, params), rep)
@@ -62,6 +73,19 @@ def plan_campaign(config: Config) -> list[ScalePlan]:
         )
         plans.append(ScalePlan(scale, len(configs), tasks))
     return plans
+
+
+def recorded_configurations(backend: Backend, config: Config, cores: int,
+                            where: str) -> list[dict[str, Any]]:
+    """``backend``'s recorded configurations at ``cores``; ConfigError if it has none."""
+    recorded = backend.candidates(cores)
+    if recorded is None:
+        raise ConfigError(f"{where}.design: 'recorded' needs --backend replay (the "
+                          f"{backend.name} backend has no recorded configurations)")
+    if not recorded:
+        raise ConfigError(f"{where}.cores: no configuration recorded at {cores} cores in "
+                          f"{config.backend.replay_data}; record some or drop this scale")
+    return recorded
 
 
 def done_tasks(store: Store, retry_failed: bool = False) -> set[tuple[str, int]]:

@@ -23,7 +23,7 @@ from iotune.space import Limits, SearchSpace
 from iotune.units import parse_duration
 
 CONFIG_SCHEMA_VERSION = 1
-DESIGNS = ("full", "lhs", "systematic")
+DESIGNS = ("full", "lhs", "systematic", "recorded")
 STATISTICS = ("median", "mean", "min")
 BACKENDS = ("mpi", "sim", "replay")
 

@@ -9,6 +9,10 @@
   sorted list), full factorial over those; fewer values at larger scales (the number of
   values per setting falls from 6 at the smallest training scale by one per larger scale,
   down to 2), as in Table 2 of Behzad et al. (216, 120, 72, 60 runs from 128 to 2048 cores).
+- ``recorded``: the configurations a backend has recorded at the scale (the ``replay``
+  backend's non-default ones), all of them or ``runs`` of them spread the ``lhs`` way: a
+  seeded Latin hypercube over each setting's recorded values, each point taking the nearest
+  recorded configuration not yet taken. The config's space is not consulted.
 """
 
 from __future__ import annotations
@@ -93,10 +97,59 @@ def systematic_level(scale_rank: int) -> int:
     return max(2, 6 - scale_rank)
 
 
+_UNSET = object()  # a setting a recorded configuration leaves at its default
+
+
+def recorded_subset(recorded: Sequence[Configuration], runs: int | None,
+                    seed: int) -> list[Configuration]:
+    """The distinct ``recorded`` configurations in a stable order, or ``runs`` of them.
+
+    The subset is space-filling and seeded like ``lhs``: each setting's recorded values
+    (unset, i.e. the default, counts as one more value, before the others) are bands of
+    [0, 1] in sorted order, and each configuration is the point at its bands' centres; a
+    Latin hypercube of ``runs`` points (``seed``) is drawn and each point, in turn, takes the
+    nearest configuration not yet taken (Euclidean; ties go to the first in sorted order).
+    """
+    unique = {tuple(sorted(c.items())): dict(c) for c in recorded}
+    ordered = sorted(unique.values(), key=_configuration_sort_key)
+    if runs is None or runs >= len(ordered):
+        return ordered
+    from scipy.stats import qmc
+
+    names = sorted({name for c in ordered for name in c})
+    points = np.empty((len(ordered), len(names)))
+    for j, name in enumerate(names):
+        levels: list[Any] = sorted({c[name] for c in ordered if name in c}, key=_sort_key)
+        if any(name not in c for c in ordered):
+            levels.insert(0, _UNSET)
+        band = {value: i for i, value in enumerate(levels)}
+        for i, c in enumerate(ordered):
+            points[i, j] = (band[c.get(name, _UNSET)] + 0.5) / len(levels)
+    taken = np.zeros(len(ordered), dtype=bool)
+    for target in qmc.LatinHypercube(d=len(names), seed=seed).random(runs):
+        distance = np.where(taken, np.inf, ((points - target) ** 2).sum(axis=1))
+        taken[int(np.argmin(distance))] = True
+    return [c for c, keep in zip(ordered, taken, strict=True) if keep]
+
+
+def _configuration_sort_key(config: Configuration) -> tuple[tuple[str, tuple[int, Any]], ...]:
+    return tuple((name, _sort_key(value)) for name, value in sorted(config.items()))
+
+
 def design_configurations(design: str, space: SearchSpace, cores: int, limits: Limits, *,
-                          runs: int | None = None, seed: int = 0,
-                          scale_rank: int = 0) -> list[Configuration]:
-    """The configurations of one training scale for a design named in the config."""
+                          runs: int | None = None, seed: int = 0, scale_rank: int = 0,
+                          recorded: Sequence[Configuration] | None = None,
+                          ) -> list[Configuration]:
+    """The configurations of one training scale for a design named in the config.
+
+    ``recorded`` (the backend's recorded configurations at ``cores``) is what the
+    ``recorded`` design draws from; the other designs draw from ``space``.
+    """
+    if design == "recorded":
+        if recorded is None:
+            raise ConfigError("train.scales: the 'recorded' design needs a backend with "
+                              "recorded configurations (--backend replay)")
+        return recorded_subset(recorded, runs, seed)
     if not space.names:
         raise ConfigError("space: empty; name at least one setting and its values to train on")
     if design == "full":
@@ -111,4 +164,5 @@ def design_configurations(design: str, space: SearchSpace, cores: int, limits: L
             return configs
         keep = np.linspace(0, len(configs) - 1, runs).round().astype(int)
         return [configs[i] for i in dict.fromkeys(keep.tolist())]
-    raise ConfigError(f"train.scales: unknown design '{design}'; known: full, lhs, systematic")
+    raise ConfigError(f"train.scales: unknown design '{design}'; "
+                      "known: full, lhs, systematic, recorded")

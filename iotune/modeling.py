@@ -1,14 +1,18 @@
 """The bridge between measurements and the empirical model: which columns it is fitted on.
 
-Numeric settings of the search space (counts and byte sizes) are the model's parameters;
-choice, boolean and text settings enter as categorical columns (indicator terms, never
-ordinal numbers); ``cores`` is added when the training data spans several scales, so the
-model can be trained at small scales and asked about a larger one, as in the paper.
-Settings with a single value in the data carry no information and are left out.
+Numeric settings (counts and byte sizes) are the model's parameters; choice, boolean and
+text settings enter as categorical columns (indicator terms, never ordinal numbers);
+``cores`` is added when the training data spans several scales, so the model can be trained
+at small scales and asked about a larger one, as in the paper. Rows without any setting
+(runs of the default configuration) are dropped *before* deciding what varies: a default run
+at the target scale must not make ``cores`` look varied when every row with settings is at
+one scale. Settings with a single value in the remaining data carry no information and are
+left out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from iotune.errors import DataError
@@ -23,18 +27,27 @@ if TYPE_CHECKING:
 TARGET = "write_time"
 
 
-def model_columns(space: SearchSpace, frame: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """``(numeric params, categorical params)`` to fit on, from the space and the data."""
+def with_settings(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``frame`` that have at least one of the settings ``names`` (not default runs)."""
+    present = [n for n in names if n in frame.columns]
+    if not present:
+        return frame.iloc[0:0]
+    return frame[frame[present].notna().any(axis=1)]
+
+
+def model_columns(names: Sequence[str], frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """``(numeric params, categorical params)`` to fit on, from setting ``names`` and the data."""
+    rows = with_settings(frame, names)
     numeric, categorical = [], []
-    for name in space.names:
-        if name not in frame.columns or frame[name].nunique(dropna=True) < 2:
+    for name in names:
+        if name not in rows.columns or rows[name].nunique(dropna=True) < 2:
             continue
         setting = SETTINGS.get(name)
         if setting is not None and setting.numeric:
             numeric.append(name)
         else:
             categorical.append(name)
-    if "cores" in frame.columns and frame["cores"].nunique() > 1:
+    if "cores" in rows.columns and rows["cores"].nunique() > 1:
         numeric.append("cores")
     return numeric, categorical
 
@@ -51,23 +64,34 @@ def prepare(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def fit_for_space(frame: pd.DataFrame, space: SearchSpace, max_terms: int,
                   seed: int = 0) -> Model:
-    """Fit the paper's model of write time on ``frame`` over ``space``'s settings.
+    """Fit the paper's model of write time on ``frame`` over ``space``'s settings."""
+    return fit_for_settings(frame, space.names, max_terms, seed)
 
-    ``max_terms`` is lowered to what the number of distinct configurations can support.
-    Raises DataError when the data cannot support any model.
+
+def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
+                     seed: int = 0, *, configurations_per_term: int = 1,
+                     monotone_completion: bool = True, interactions: bool = True) -> Model:
+    """Fit the paper's model of write time on ``frame`` over the settings ``names``.
+
+    ``max_terms`` is lowered to what the number of distinct configurations can support: one
+    term fewer than there are configurations, and at most one term per
+    ``configurations_per_term`` of them. Raises DataError when the data cannot support any
+    model.
     """
     from iotune.model import fit_model
 
-    numeric, categorical = model_columns(space, frame)
+    numeric, categorical = model_columns(names, frame)
     if not numeric:
         raise DataError("no numeric setting varies in the training data; the model needs at "
                         "least one (add values to the space and train again)")
     data = prepare(frame, numeric + categorical)
     configurations = len(data.drop_duplicates(subset=numeric + categorical))
-    terms = max(1, min(max_terms, configurations - 1, len(data) - 1))
+    terms = max(1, min(max_terms, configurations - 1, len(data) - 1,
+                       configurations // configurations_per_term))
     if len(data) < 3:
         raise DataError(f"only {len(data)} usable training measurement(s); the model needs at "
                         "least 3 (run 'iotune train' first)")
     actionable = [n for n in numeric if n != "cores"]
-    return fit_model(data, numeric, TARGET, max_terms=terms,
-                     actionable=actionable, categorical=categorical, seed=seed)
+    return fit_model(data, numeric, TARGET, max_terms=terms, actionable=actionable,
+                     categorical=categorical, seed=seed, monotone_completion=monotone_completion,
+                     interactions=interactions)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,66 @@ def _is_store(path: Path) -> bool:
 
 
 def read_data(path: Path) -> pd.DataFrame:
-    """A CSV file, or an iotune store (``*.jsonl`` or a directory with measurements.jsonl)."""
+    """A CSV or Parquet file (by suffix), or an iotune store (``*.jsonl`` or a directory
+    with measurements.jsonl)."""
     if _is_store(path):
         from iotune.store import read_dataframe
 
         return read_dataframe(path)
     if path.is_dir():
         raise DataError(f"{path}: a directory but not an iotune store (no measurements.jsonl)")
+    if path.suffix == ".parquet":
+        try:
+            return pd.read_parquet(path)
+        except ImportError:
+            raise DataError(f"{path}: reading Parquet needs pyarrow "
+                            "(pip install 'iotune[parquet]')") from None
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: cannot read as Parquet ({exc})") from exc
     try:
         return pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+
+
+def skip_default_runs(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` without the runs of the default configuration, which cannot be fitted on.
+
+    A default run sets no setting, so its setting columns are empty. The settings among
+    ``columns`` (names of the settings catalogue or ``hint.*``; ``cores`` and other
+    columns are not settings) decide: a row with none of them is dropped, and one note on
+    stderr says how many were and why. A row with some of them but not all is bad data, not
+    a default run: DataError naming the first empty column and the row (the frame's index
+    label, i.e. the 0-based data row of a file). Without settings among ``columns``, the
+    frame is returned as it is.
+    """
+    settings = [c for c in dict.fromkeys(columns) if c in frame.columns and _is_setting(c)]
+    if not settings:
+        return frame
+    missing = frame[settings].isna()
+    partial = missing.any(axis=1) & ~missing.all(axis=1)
+    if partial.any():
+        row = partial.idxmax()
+        column = next(c for c in settings if missing.at[row, c])
+        given = ", ".join(c for c in settings if not missing.at[row, c])
+        raise DataError(f"column {column!r}: missing value at row {row}, which sets {given} "
+                        "(only rows that set none of the settings, runs of the default "
+                        "configuration, are skipped); give the value or drop the row")
+    default = missing.all(axis=1)
+    if default.all():
+        raise DataError(f"no row sets any of {', '.join(settings)}: all {len(frame)} are runs "
+                        "of the default configuration; there is nothing to fit")
+    if default.any():
+        progress(f"iotune: fitting {len(frame) - int(default.sum())} of {len(frame)} rows: "
+                 f"skipped {int(default.sum())} that set none of {', '.join(settings)} (runs "
+                 "of the default configuration)")
+    return frame[~default]
+
+
+def _is_setting(name: str) -> bool:
+    from iotune.settings import HINT_PREFIX, SETTINGS
+
+    return name in SETTINGS or name.startswith(HINT_PREFIX)
 
 
 def _report(model: Model, data: dict[str, Any]) -> str:
@@ -104,16 +154,8 @@ def fit_command(data: Path, params: str, target: str, max_terms: int, actionable
     Prints the terms in the order they were selected with the relative error
     sum(((m - y)/y)^2) after each, the formula and the fit statistics.
     """
-    frame = read_data(data)
     names = _names(params) or []
-    if _is_store(data):
-        # The default configuration's runs carry no settings: they cannot be fitted on.
-        present = [c for c in [*names, *(_names(categorical) or []), target] if c in frame]
-        usable = frame.dropna(subset=present)
-        if len(usable) < len(frame):
-            progress(f"iotune: fitting {len(usable)} of {len(frame)} measurements (the others "
-                     f"lack a value of {', '.join(present)}, e.g. default-configuration runs)")
-        frame = usable
+    frame = skip_default_runs(read_data(data), [*names, *(_names(categorical) or [])])
     model = fit_model(frame, names, target, max_terms=max_terms,
                       actionable=_names(actionable), categorical=_names(categorical),
                       monotone_completion=not no_monotone_completion, stop=stop,

@@ -34,12 +34,13 @@ from iotune.cli.common import (
 from iotune.config import Config
 from iotune.errors import ConfigError
 from iotune.output import emit, progress, render_pairs, render_table, to_plain
+from iotune.racing import CONFIDENCE
 from iotune.sbatch import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.settings import describe_value
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.terminal import Progress, make_progress
-from iotune.tuning import TuneResult, tune
+from iotune.tuning import TuneResult, prediction_warning, tune
 
 
 def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
@@ -84,7 +85,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
       iotune train -c configs/local.yaml --dry-run
       iotune train -c vpic.yaml --emit-sbatch train.sbatch && sbatch train.sbatch
     """
-    config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
+    config = _with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data)
     config, _ = with_kernel(config, kernel_name)
     plans = plan_campaign(config)
@@ -183,8 +184,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int |
       iotune tune --kernel vpic --cores 2048 -o tuned.yaml
       iotune apply tuned.yaml
     """
-    config = _with_slurm_launcher(resolve_config(config_path, required=True), launcher)
-    config = with_backend(config, backend_name, sim_system, noise, replay_data)
+    config = _with_slurm_launcher(resolve_config(config_path), launcher)
+    config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
     cores = cores or proxy_ranks
     if cores is None:
@@ -198,15 +199,18 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int |
                       strategy_options=parse_assignments(options, "--option"), fresh=fresh,
                       progress=lambda m: bar.log(f"iotune: {m}"), state_aware=state_aware)
     tuned = result.to_tuned()
+    if result.model is not None:
+        stats = result.model.stats
+        warning = prediction_warning(stats.cv_rms_relative_error if stats else None)
+        if warning:
+            progress(f"iotune: warning: {warning}")
     if output is not None:
         output.write_text(yaml.safe_dump(to_plain(tuned), sort_keys=False))
         progress(f"iotune: wrote {output}; job-script lines: iotune apply {output}")
     if fmt == "table":
         emit(None, fmt, text=_tune_text(result))
     else:
-        emit({**tuned, "best": tuned["measured"] and {"settings": tuned["settings"],
-                                                        **tuned["measured"]},
-              "runs": result.runs}, fmt)
+        emit({**tuned, "best": tuned["best_found"], "runs": result.runs}, fmt)
     progress(f"iotune: tune took {time.monotonic() - started:.0f} s")
 
 
@@ -214,25 +218,55 @@ def _tune_text(result: TuneResult) -> str:
     label = {"mpi": "measured", "sim": "SIMULATED", "replay": "REPLAYED"}[result.backend]
     lines = [f"Tuned {result.kernel} at {result.cores} ranks ({label}, {result.system}, "
              f"strategy {result.strategy})", ""]
+    predicted = any(e.predicted is not None for e in result.evaluations)
+    cv = result.model.stats.cv_rms_relative_error if result.model is not None and \
+        result.model.stats is not None else None
     rows = []
     for e in sorted(result.evaluations, key=lambda e: e.statistic or float("inf"))[:10]:
         figures = result.figures(e)
-        rows.append({"settings": " ".join(f"{k}={describe_value(k, v)}"
-                                          for k, v in e.settings.items()),
-                     "time_s": figures.get("time_s"), "MiB/s": figures.get("bandwidth_mib_s"),
-                     "predicted_s": e.predicted, "reps": len(e.times)})
+        row = {"settings": " ".join(f"{k}={describe_value(k, v)}"
+                                    for k, v in e.settings.items()),
+               "time_s": figures.get("time_s"), "MiB/s": figures.get("bandwidth_mib_s"),
+               "reps": len(e.times), "interval_s": _interval_text(figures.get("interval_s"))}
+        if predicted:
+            row["predicted_s"] = None if e.predicted is None else round(e.predicted, 4)
+        rows.append(row)
     lines += [render_table(rows), ""]
+    if predicted:
+        error = f"{cv:.2f}" if cv is not None else "unknown"
+        lines.append(f"predicted_s: the model's prediction; its cross-validated RMS relative "
+                     f"error is {error}")
+        lines.append("")
+    choice = result.choice
     summary: dict[str, Any] = {"default": _figure_text(result, result.default)}
-    if result.best is not None:
-        summary["best"] = _figure_text(result, result.best)
-        summary["settings"] = describe_settings(result.best.settings)
-    summary["speedup"] = f"{result.speedup:.2f}x" if result.speedup else "n/a"
-    summary["runs"] = f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} " \
-                      "configurations"
+    if result.best is not None and result.best is not result.default:
+        summary["best found"] = _figure_text(result, result.best)
+        summary["its settings"] = describe_settings(result.best.settings)
+    if choice.speedup is not None and result.best is not result.default:
+        summary["its speedup"] = _speedup_text(choice.speedup)
+    summary["recommended"] = ("the default configuration (nothing to change)"
+                              if choice.recommend_default else "the best found")
+    summary["why"] = choice.reason
+    if choice.tied_with_runner_up and choice.runner_up is not None:
+        summary["runner-up"] = (f"{describe_settings(choice.runner_up.settings)}: cannot be "
+                                "told apart from the best at this confidence")
+    spent = f", budget {result.spent}/{result.budget}" if result.budget else ""
+    summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
+                       f"configurations, {choice.race_runs} race runs{spent}")
     if result.model is not None:
         summary["model"] = result.model.formula()
     lines.append(render_pairs(summary))
     return "\n".join(lines)
+
+
+def _interval_text(interval: Any) -> str:
+    return "unknown" if not interval else f"{interval[0]:.3g}-{interval[1]:.3g}"
+
+
+def _speedup_text(gain: Any) -> str:
+    if gain.low is None or gain.high is None:
+        return f"{gain.value:.2f}x (interval unknown)"
+    return (f"{gain.value:.2f}x ({CONFIDENCE:.0%} interval {gain.low:.2f}-{gain.high:.2f}x)")
 
 
 def _figure_text(result: TuneResult, evaluation: Any) -> str:
@@ -240,7 +274,8 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
     if f.get("status") == "failed":
         return "failed: " + "; ".join(f["errors"][:1])
     return (f"{f['bandwidth_mib_s']:.1f} MiB/s ({f['statistic']} {f['time_s']:.3f} s over "
-            f"{f['repetitions']} reps, range {f['time_min_s']:.3f}-{f['time_max_s']:.3f} s)")
+            f"{f['repetitions']} reps, {CONFIDENCE:.0%} interval "
+            f"{_interval_text(f.get('interval_s'))} s)")
 
 
 @click.command("apply")
@@ -260,8 +295,10 @@ def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> Non
     """
     tuned = load_tuned(tuned_path)
     if not tuned["settings"]:
-        raise ConfigError(f"{tuned_path}: settings: empty; the default configuration was best, "
-                          "there is nothing to apply")
+        reason = f" ({tuned['reason']})" if tuned.get("reason") else ""
+        progress(f"iotune: {tuned_path}: the default configuration is recommended{reason}; "
+                 "nothing to change in the job script")
+        return
     click.echo(render(tuned, fmt, directory=directory))
 
 

@@ -56,7 +56,7 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
               actionable: Sequence[str] | None = None,
               categorical: Sequence[str] | None = None, monotone_completion: bool = True,
               stop: str = "terms", min_gain: float = 0.01, cv_folds: int = 5,
-              seed: int = 0) -> Model:
+              seed: int = 0, interactions: bool = True) -> Model:
     """Fit the paper's empirical model of ``target`` over the numeric ``params``.
 
     Candidates are ``prod_i x_i^p_i``, ``p_i in {-1, 0, 1}`` (the intercept included), and,
@@ -72,6 +72,10 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
     in which the basis is monotone for every coefficient sign gets the best term with the
     opposite exponent sign for it (see :mod:`iotune.model.monotone`); these terms come on
     top of ``max_terms``.
+
+    Without ``interactions``, a categorical level may only shift the model (the indicator
+    times the intercept), not change the other terms: far fewer candidates, for fits on a
+    few dozen noisy runs where per-level copies of every term would fit the noise.
 
     Rows are measurements: replicates of one configuration are separate rows, and are
     kept in one fold in cross-validation (folds drawn with ``seed``).
@@ -90,10 +94,14 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
     _check_size(len(params), len(families), len(y))
     masks = [m for s in specs for m in indicator_masks(s, levels[s.column])]
 
-    selector = GreedySelector(candidate_matrix(values, masks), y)
+    matrix = candidate_matrix(values, masks)
     grid = exponent_grid(len(params))
     exponents = np.tile(grid, (1 + len(families), 1))
     blocks = np.repeat(np.arange(1 + len(families)), len(grid))
+    if not interactions:
+        keep = (blocks == 0) | ~exponents.any(axis=1)
+        matrix, exponents, blocks = matrix[:, keep], exponents[keep], blocks[keep]
+    selector = GreedySelector(matrix, y)
 
     config = configuration_ids([*values.T, *levels.values()])
     folds = assign_folds(config, cv_folds, seed)

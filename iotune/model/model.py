@@ -130,12 +130,15 @@ class Model:
                 parts.append(f"{'-' if coef < 0 else '+'} {body}")
         return "m = " + (" ".join(parts) if parts else "0")
 
-    def predict(self, df: pd.DataFrame) -> np.ndarray:
+    def predict(self, df: pd.DataFrame, unseen_levels: str = "error") -> np.ndarray:
         """Predicted target for every row of ``df`` (float64, in row order).
 
         ``df`` needs the parameters and categorical columns the terms use. DataError for a
         missing column, a non-numeric or non-finite value, a non-positive value of a
-        parameter some term divides by, or a categorical level unseen in training.
+        parameter some term divides by, or (``unseen_levels="error"``) a categorical level
+        unseen in training. With ``unseen_levels="shared"`` such a row gets no per-level
+        term, only the shared ones (a search's surrogate fitted on a resample that missed a
+        level still ranks every candidate).
         """
         used = [p for j, p in enumerate(self.params) if any(t.exponents[j] for t in self.terms)]
         columns = {t.indicator[0] for t in self.terms if t.indicator is not None}
@@ -154,7 +157,8 @@ class Model:
             if spec.column not in columns:
                 continue
             levels = level_strings(df[spec.column])
-            check_known(spec, levels, df.index)
+            if unseen_levels == "error":
+                check_known(spec, levels, df.index)
             for level in spec.levels:
                 masks[(spec.column, level)] = (levels == level).astype(float)
         return self.evaluate_arrays(values, masks)

@@ -41,6 +41,8 @@ class Evaluation:
     statistic: float | None = None
     order: int = 0
     states: list[str] = field(default_factory=list)
+    #: The store records behind ``times`` and ``failures`` (contexts that keep them).
+    records: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def summarise(self, how: str) -> None:
         self.statistic = STATISTICS[how](self.times) if self.times else None
@@ -54,11 +56,18 @@ class SearchContext(ABC):
         self.budget = budget
         self.evaluations: dict[str, Evaluation] = {}
         self.best_so_far: list[float] = []
+        #: Extra runs of configurations already evaluated (the race), charged to the budget.
+        self.remeasured = 0
+
+    @property
+    def spent(self) -> int:
+        """Budget units used: configurations evaluated plus extra runs."""
+        return len(self.evaluations) + self.remeasured
 
     @property
     def remaining(self) -> int | None:
-        """Configurations that may still be evaluated (None: no limit)."""
-        return None if self.budget is None else max(0, self.budget - len(self.evaluations))
+        """Budget units left (None: no limit); a configuration or an extra run costs one."""
+        return None if self.budget is None else max(0, self.budget - self.spent)
 
     @property
     def exhausted(self) -> bool:
@@ -71,6 +80,21 @@ class SearchContext(ABC):
     @abstractmethod
     def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
         """Fill ``evaluation`` with measurements (times, failures)."""
+
+    def _measure_again(self, evaluation: Evaluation) -> None:
+        """Add one more run of ``evaluation``'s configuration to it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot measure a configuration again")
+
+    def remeasure(self, evaluation: Evaluation) -> bool:
+        """Run ``evaluation``'s configuration once more, charging one unit of the budget.
+
+        Returns False (and runs nothing) when the budget is spent.
+        """
+        if self.exhausted:
+            return False
+        self._measure_again(evaluation)
+        self.remeasured += 1
+        return True
 
     def evaluate(self, configs: Sequence[Configuration]) -> list[Evaluation]:
         """Evaluate ``configs`` in order until the budget runs out; known ones cost nothing."""
@@ -126,6 +150,9 @@ class Strategy(ABC):
                               f"known: {', '.join(sorted(known)) or 'none'}")
         self.values = {o.name: values.get(o.name, o.default) for o in self.options}
         self.notes: dict[str, Any] = {}
+
+    def prepare(self, context: SearchContext) -> None:  # noqa: B027 (optional hook)
+        """Raise before anything is measured when the search cannot run in ``context``."""
 
     @abstractmethod
     def search(self, context: SearchContext) -> None:

@@ -1,49 +1,173 @@
-"""The paper's model-guided search: prune with the model, explore, refit, explore again.
+"""Model-guided search: the paper's empirical model, used sequentially with its doubt.
 
-1. Fit the empirical model on the training measurements (all scales) and predict every
-   candidate at the target scale; evaluate the ``top_k`` predicted fastest.
-2. Refit with those measurements added; evaluate the new model's ``top_k_refit`` best that
-   were not yet evaluated. Repeat for ``refit_rounds`` rounds.
+``method: sequential`` (the default) works with or without a training campaign:
+
+1. **Cold start.** A space-filling design over the candidates at the target scale
+   (:func:`iotune.strategies.coverage.space_filling`) of ``initial`` x the budget
+   configurations, rounded up, at least 3 (the fewest the model can be fitted on); half that
+   when training measurements from other scales exist, since the model then already knows
+   the shape of the space and the target-scale runs only have to place the scale.
+2. **Sequential batches.** Fit a bootstrap ensemble of the forward selection
+   (:mod:`iotune.strategies.surrogate`) on everything measured (training scales and this
+   search), and evaluate the next ``batch`` configurations:
+
+   - the first is the candidate with the lowest *lower confidence bound*
+     ``mean - kappa x sd`` of the members' log predicted times: fast, or uncertain enough that
+     it might be;
+   - the second is the unevaluated candidate nearest to the best configuration measured so
+     far (by its geometric mean; distance as in :mod:`iotune.strategies.coverage`): the
+     model's smooth global terms cannot represent a narrow local optimum, and the
+     neighbourhood of the incumbent is the cheapest place to find a better configuration;
+   - each further one is the fastest candidate of one member drawn at random (a Thompson
+     draw from the ensemble), so a batch explores the places the members disagree about
+     instead of putting its runs next to each other.
+
+   Refit after every batch, until the budget is spent. When no model can be fitted (too
+   little variation), the batch is the next space-filling choice instead.
+
+``method: paper`` is Behzad et al.'s prune/explore/refit, kept for comparison: fit on the
+training measurements (all scales), evaluate the ``top_k`` predicted fastest, refit with
+them, evaluate the new ``top_k_refit`` best not yet evaluated, for ``refit_rounds`` rounds.
+It needs a training campaign.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 from typing import Any
 
 import numpy as np
 
-from iotune.errors import DataError
-from iotune.modeling import fit_for_space
-from iotune.strategies.base import SearchContext, Strategy, StrategyOption, register_strategy
+from iotune.errors import ConfigError, DataError
+from iotune.modeling import fit_for_settings, with_settings
+from iotune.strategies.base import (
+    Configuration,
+    SearchContext,
+    Strategy,
+    StrategyOption,
+    register_strategy,
+)
+from iotune.strategies.coverage import Axes, candidate_axes, distances_to, space_filling
+from iotune.strategies.surrogate import Forecast, bootstrap_forecast
+
+METHODS = ("sequential", "paper")
+#: The fewest configurations the model can be fitted on (two terms and a check).
+MIN_INITIAL = 3
 
 
 @register_strategy
 class ModelGuided(Strategy):
-    """Prune with the empirical model, explore the top k, refit, explore the new top k'."""
+    """The empirical model with a bootstrap doubt: cold start, then batches by confidence bound."""
 
     name = "model"
     options = (
-        StrategyOption("top_k", 20, "configurations run after the first fit"),
-        StrategyOption("top_k_refit", 10, "new configurations run after each refit"),
-        StrategyOption("refit_rounds", 1, "refit-and-explore rounds"),
+        StrategyOption("method", "sequential", "sequential (cold start, uncertainty-aware "
+                                               "batches) or paper (prune/explore/refit)"),
+        StrategyOption("initial", 0.3, "sequential: share of the budget in the cold-start "
+                                       "space-filling design"),
+        StrategyOption("batch", 3, "sequential: configurations evaluated between refits"),
+        StrategyOption("members", 16, "sequential: bootstrap models in the ensemble"),
+        StrategyOption("kappa", 1.0, "sequential: weight of the doubt in the lower "
+                                     "confidence bound (standard deviations)"),
+        StrategyOption("top_k", 20, "paper: configurations run after the first fit"),
+        StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit"),
+        StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds"),
         StrategyOption("max_terms", 7, "model terms at most (before monotonicity completion)"),
-        StrategyOption("seed", 0, "seed for cross-validation folds"),
+        StrategyOption("seed", 0, "seed for the design, the bootstrap and cross-validation"),
     )
 
+    def prepare(self, context: SearchContext) -> None:
+        """ConfigError for an unknown method; DataError when ``paper`` has no training data."""
+        method = self.values["method"]
+        if method not in METHODS:
+            raise ConfigError(f"--option method: {method!r} is not one of {', '.join(METHODS)}")
+        if method == "paper" and not _has_rows(context.training_frame(),
+                                               _setting_names(context.candidates)):
+            raise DataError(f"--option method=paper: no training data for kernel "
+                            f"'{getattr(context, 'kernel', '?')}' in the store; run 'iotune "
+                            "train -c CONFIG' first, or use the default method=sequential, "
+                            "which starts cold")
+
     def search(self, context: SearchContext) -> None:
-        space = getattr(context, "space", None)
-        frame = context.training_frame()
-        if frame is None or frame.empty or space is None:
-            raise DataError("no training data for this kernel in the store; run "
-                            "'iotune train -c CONFIG' first (or use --strategy random)")
+        self.prepare(context)
+        method = self.values["method"]
         self.notes["rounds"] = []
+        if method == "paper":
+            self._paper(context)
+        else:
+            self._sequential(context)
+
+    # ------------------------------------------------------------------ sequential
+
+    def _sequential(self, context: SearchContext) -> None:
+        candidates = context.candidates
+        if not candidates:
+            return
+        budget = context.remaining if context.remaining is not None else len(candidates)
+        names = _setting_names(candidates)
+        trained = _has_rows(context.training_frame(), names)
+        share = float(self.values["initial"]) / (2 if trained else 1)
+        initial = min(budget, max(MIN_INITIAL, math.ceil(share * budget)))
+        seed = int(self.values["seed"])
+        rng = np.random.default_rng(seed)
+        index = {context.key(c): i for i, c in enumerate(candidates)}
+        axes = candidate_axes(candidates)
+        design = space_filling(candidates, initial, seed, taken=_done(context, index))
+        context.evaluate([candidates[i] for i in design])
+        self.notes["initial"] = len(design)
+        round_no = 0
+        while not context.exhausted:
+            done = _done(context, index)
+            if len(done) >= len(candidates):
+                return
+            frame = context.training_frame()
+            forecast = None if frame is None else bootstrap_forecast(
+                frame, context.candidate_frame(), names, members=int(self.values["members"]),
+                max_terms=int(self.values["max_terms"]), seed=seed + 1000 * (round_no + 1))
+            size = min(int(self.values["batch"]), context.remaining or len(candidates))
+            if forecast is None:
+                chosen = space_filling(candidates, size, seed + round_no + 1, taken=done)
+                how = "space-filling (no model yet)"
+            else:
+                chosen = _batch(forecast, done, size, float(self.values["kappa"]), rng,
+                                _nearest_to_incumbent(context, axes, index, done))
+                how = f"bound and ensemble draws ({forecast.members} members)"
+            evaluations = context.evaluate([candidates[i] for i in chosen])
+            if forecast is not None:
+                for evaluation in evaluations:
+                    evaluation.predicted = float(forecast.time[index[evaluation.key]])
+                self.notes["predictions"] = forecast.time
+            self.notes["rounds"].append({"round": round_no, "evaluated": len(evaluations),
+                                         "chosen_by": how})
+            round_no += 1
+            if not evaluations:
+                return
+        self._final_model(context, names)
+
+    def _final_model(self, context: SearchContext, names: list[str]) -> None:
+        """The single model on everything measured, for the report (predictions, CV error)."""
+        frame = context.training_frame()
+        if frame is None or not _has_rows(frame, names):
+            return
+        # Too little variation for a model leaves none: the search itself did not need one.
+        with contextlib.suppress(DataError):
+            self.notes["model"] = fit_for_settings(frame, names, int(self.values["max_terms"]),
+                                                   int(self.values["seed"]))
+
+    # ------------------------------------------------------------------ paper
+
+    def _paper(self, context: SearchContext) -> None:
+        names = _setting_names(context.candidates)
+        frame = context.training_frame()
         todo = self.values["top_k"]
         for round_no in range(self.values["refit_rounds"] + 1):
             assert frame is not None  # a context with training data keeps it
-            model = fit_for_space(frame, space, self.values["max_terms"], self.values["seed"])
-            predictions = model.predict(context.candidate_frame())
+            model = fit_for_settings(frame, names, self.values["max_terms"],
+                                     self.values["seed"])
+            predictions = model.predict(context.candidate_frame(), unseen_levels="shared")
             order = np.argsort(predictions, kind="stable")
-            chosen: list[dict[str, Any]] = []
+            chosen: list[Configuration] = []
             for i in order:
                 candidate = context.candidates[int(i)]
                 if context.key(candidate) not in context.evaluations:
@@ -51,8 +175,8 @@ class ModelGuided(Strategy):
                 if len(chosen) == todo:
                     break
             for evaluation in context.evaluate(chosen):
-                index = context.candidates.index(evaluation.settings)
-                evaluation.predicted = float(predictions[index])
+                evaluation.predicted = float(predictions[context.candidates.index(
+                    evaluation.settings)])
             self.notes["model"] = model
             self.notes["rounds"].append({"round": round_no, "evaluated": len(chosen),
                                          "formula": model.formula()})
@@ -61,3 +185,47 @@ class ModelGuided(Strategy):
                 return
             todo = self.values["top_k_refit"]
             frame = context.training_frame()
+
+
+def _nearest_to_incumbent(context: SearchContext, axes: Axes, index: dict[str, int],
+                          done: set[int]) -> int | None:
+    """The unevaluated candidate nearest to the best configuration measured so far."""
+    ranked = [e for e in context.evaluations.values() if e.times and e.key in index]
+    if not ranked or len(done) >= len(index):
+        return None
+    best = index[min(ranked, key=lambda e: float(np.mean(np.log(e.times)))).key]
+    d = distances_to(axes, axes.numeric[best], axes.levels[best])
+    d[list(done)] = np.inf
+    return int(np.argmin(d))
+
+
+def _batch(forecast: Forecast, done: set[int], size: int, kappa: float,
+           rng: np.random.Generator, local: int | None = None) -> list[int]:
+    """The lowest-bound candidate, the ``local`` one (if any), then fastest-of-a-random-member
+    candidates; none of them ``done``."""
+    blocked = np.zeros(len(forecast.log_mean), dtype=bool)
+    blocked[list(done)] = True
+    bound = np.where(blocked, np.inf, forecast.log_mean - kappa * forecast.log_sd)
+    chosen = [int(np.argmin(bound))]
+    blocked[chosen[0]] = True
+    if size > 1 and local is not None and not blocked[local]:
+        chosen.append(local)
+        blocked[local] = True
+    while len(chosen) < size and not blocked.all():
+        draw = np.where(blocked, np.inf, forecast.member_logs[rng.integers(forecast.members)])
+        pick = int(np.argmin(draw))
+        chosen.append(pick)
+        blocked[pick] = True
+    return chosen
+
+
+def _setting_names(candidates: list[Configuration]) -> list[str]:
+    return list(dict.fromkeys(n for c in candidates for n in c))
+
+
+def _has_rows(frame: Any, names: list[str]) -> bool:
+    return frame is not None and not frame.empty and not with_settings(frame, names).empty
+
+
+def _done(context: SearchContext, index: dict[str, int]) -> set[int]:
+    return {index[k] for k in context.evaluations if k in index}

@@ -82,8 +82,9 @@ def test_speedup_table_is_table_3_of_the_store(report, sim_campaign):
     assert float(row["default_mib_s"]) == pytest.approx(tuned["default"]["bandwidth_mib_s"],
                                                         rel=1e-3)
     assert row["default_reps"] == "4"
-    # the best over both searches is at least as good as the model search's
-    assert float(row["speedup"]) >= tuned["speedup"] * (1 - 1e-3)
+    # the best median over both searches is at least as good as the model search's best found
+    found = tuned["default"]["time_s"] / tuned["best_found"]["time_s"]
+    assert float(row["speedup"]) >= found * (1 - 1e-3)
     low, mid, high = (float(row[k]) for k in ("speedup_min", "speedup", "speedup_max"))
     assert low <= mid <= high and low < high  # noisy repetitions give a spread
     assert float(row["tuned_min_mib_s"]) <= float(row["tuned_mib_s"]) <= float(

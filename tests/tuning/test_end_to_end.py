@@ -43,31 +43,36 @@ def test_train_fit_tune_apply(write_config, tiny_campaign, tmp_path, subprocess_
     out = iotune("tune", "--kernel", "vpic", "--cores", "2", "--format", "json", "-o",
                  str(tuned_path), cwd=tmp_path, env=subprocess_env)
     result = json.loads(out.stdout)
-    assert {"best", "default", "speedup", "runs"} <= set(result)
-    assert result["default"]["repetitions"] == 1
+    assert {"best", "default", "speedup", "runs", "recommendation"} <= set(result)
+    assert result["default"]["repetitions"] >= 1
     assert result["best"]["time_s"] > 0
-    assert result["speedup"] == pytest.approx(
-        result["default"]["time_s"] / result["best"]["time_s"], rel=1e-3)
     tuned = yaml.safe_load(tuned_path.read_text())
     assert tuned["kernel"] == "vpic" and tuned["cores"] == 2
     assert tuned["provenance"] == "measured" and tuned["model"]["formula"].startswith("m = ")
-    assert set(tuned["settings"]) == {"cb_config_list", "cb_nodes", "romio_cb_write"}
     tune_records = [r for r in Store(tmp_path / "store.jsonl").records()
                     if r["campaign"] == "tune"]
-    assert len(tune_records) == result["runs"] >= 3  # default + top_k 2 (+ refit)
+    # default + the budget of top_k + refit_rounds x top_k_refit = 3 (one kept for the race)
+    assert len(tune_records) == result["runs"] <= 4
+    assert tuned["search"]["budget"] == 3 and tuned["search"]["budget_spent"] <= 3
 
     applied = iotune("apply", str(tuned_path), "--format", "romio", cwd=tmp_path,
                      env=subprocess_env)
-    assert f"cb_nodes {tuned['settings']['cb_nodes']}" in applied.stdout
+    if tuned["recommendation"] == "tuned":
+        assert set(tuned["settings"]) == {"cb_config_list", "cb_nodes", "romio_cb_write"}
+        assert tuned["best_found_speedup"]["interval"][0] > 1
+        assert f"cb_nodes {tuned['settings']['cb_nodes']}" in applied.stdout
+    else:  # nothing beat the default with confidence: nothing to change
+        assert tuned["settings"] == {} and tuned["speedup"] == 1.0
+        assert applied.stdout == "" and "nothing to change" in applied.stderr
 
 
-def test_tune_without_training_data_says_how(write_config, tiny_campaign, tmp_path,
-                                             subprocess_env):
+def test_paper_method_without_training_data_says_how(write_config, tiny_campaign, tmp_path,
+                                                     subprocess_env):
     config = write_config(tiny_campaign)
-    out = iotune("tune", "-c", str(config), "--cores", "2", cwd=tmp_path, env=subprocess_env,
-                 check=False)
+    out = iotune("tune", "-c", str(config), "--cores", "2", "--option", "method=paper",
+                 cwd=tmp_path, env=subprocess_env, check=False)
     assert out.returncode == 3
-    assert "no training data for kernel 'vpic' (backend mpi) in the store" in out.stderr
+    assert "method=paper: no training data for kernel 'vpic' in the store" in out.stderr
     assert "run 'iotune train -c CONFIG' first" in out.stderr
     assert "run 1:" not in out.stderr  # nothing was measured before saying so
     assert "Traceback" not in out.stderr

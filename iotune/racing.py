@@ -1,0 +1,234 @@
+"""Noise-aware choice of the best configuration: a race among the leaders and the default.
+
+A search ranks configurations by one or two runs each; on a shared file system a single run
+can be twice as fast as the same configuration's typical run, so the luckiest draw is not
+the best configuration. After the search, the leaders race:
+
+- **Estimate.** A configuration's typical time is the geometric mean of its successful runs
+  (the median of a log-normal, the usual model of I/O time variability). Its doubt is the
+  *pooled* spread of log times: the standard deviation of each configuration's runs around
+  its own mean, pooled over every configuration measured more than once (noise on one
+  system at one scale is multiplicative and similar across settings, and pooling lets a
+  configuration with a single run have an interval too). The interval of a configuration
+  with ``n`` runs is ``mean ± t(df) x s / sqrt(n)`` in log space, at ``CONFIDENCE`` (90%,
+  two-sided), with ``df`` the pooled degrees of freedom. With no configuration repeated yet
+  the spread is unknown and every interval is unbounded.
+- **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by estimate.
+- **Rule.** A contender is *out* when its interval lies wholly above the interval of another
+  contender. While budget is left and more than one contender is in, or the leader has fewer
+  than ``MIN_RUNS`` (3) runs, run once more the contender that is in and has the fewest runs
+  (ties: the better estimate). Each such run costs one unit of the budget, like a
+  configuration. (The leader's minimum guards against a spread estimated from a pair or two
+  of runs that happened to agree: the median of three runs is no longer a single draw.)
+- **Choice.** The contender with the best estimate. It is *recommended* only when its
+  speedup over the default is above 1 with confidence: the lower end of the speedup interval
+  ``exp(mean_default - mean_best ± t x s x sqrt(1/n_default + 1/n_best))`` exceeds 1 (a
+  one-sided test at 95%). Otherwise the default is recommended and the tuned file says so.
+  When the runner-up's interval overlaps the best's, the two cannot be told apart, and the
+  result says that too.
+
+``RACE_SHARE`` of the budget (a fifth: at the paper's budget of 30, six runs, enough to run
+each of the three leaders twice more) is kept for the race; what the race does not need is
+left unspent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from iotune.strategies.base import Evaluation
+
+CONFIDENCE = 0.90
+RACE_SIZE = 3
+RACE_SHARE = 0.2
+MIN_RUNS = 3
+
+
+def race_reserve(budget: int | None) -> int:
+    """Budget units kept for the race: a fifth of ``budget``, rounded; twice ``RACE_SIZE``
+    when the search has no budget."""
+    if budget is None:
+        return 2 * RACE_SIZE
+    return round(RACE_SHARE * budget)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Pooled standard deviation of log times (None: no configuration repeated yet)."""
+
+    sigma: float | None
+    df: int
+
+    @property
+    def quantile(self) -> float:
+        """Two-sided ``CONFIDENCE`` quantile of Student's t with ``df`` degrees of freedom."""
+        from scipy.stats import t
+
+        return float(t.ppf(0.5 + CONFIDENCE / 2, self.df)) if self.df > 0 else math.inf
+
+
+def pooled_noise(evaluations: Iterable[Evaluation]) -> Noise:
+    """The spread of log times pooled over every configuration with two runs or more."""
+    squares, df = 0.0, 0
+    for evaluation in evaluations:
+        logs = _logs(evaluation)
+        if len(logs) > 1:
+            squares += float(((logs - logs.mean()) ** 2).sum())
+            df += len(logs) - 1
+    return Noise(math.sqrt(squares / df) if df else None, df)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A configuration's typical time (s) and its ``CONFIDENCE`` interval (None: unbounded)."""
+
+    time_s: float
+    low_s: float | None
+    high_s: float | None
+    runs: int
+
+
+def estimate(evaluation: Evaluation, noise: Noise) -> Estimate | None:
+    """Geometric mean of ``evaluation``'s runs with its interval; None without a success."""
+    logs = _logs(evaluation)
+    if not len(logs):
+        return None
+    centre = float(logs.mean())
+    if noise.sigma is None:
+        return Estimate(math.exp(centre), None, None, len(logs))
+    half = noise.quantile * noise.sigma / math.sqrt(len(logs))
+    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half),
+                    len(logs))
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """Default time over best time: estimate and ``CONFIDENCE`` interval (None: unbounded)."""
+
+    value: float
+    low: float | None
+    high: float | None
+
+    @property
+    def confident(self) -> bool:
+        """True when the speedup is above 1 with confidence (the interval's low end)."""
+        return self.low is not None and self.low > 1.0
+
+
+def speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
+    """The speedup of ``best`` over ``default`` with its interval; None if either failed."""
+    d, b = _logs(default), _logs(best)
+    if not len(d) or not len(b):
+        return None
+    centre = float(d.mean() - b.mean())
+    if noise.sigma is None:
+        return Speedup(math.exp(centre), None, None)
+    half = noise.quantile * noise.sigma * math.sqrt(1 / len(d) + 1 / len(b))
+    return Speedup(math.exp(centre), math.exp(centre - half), math.exp(centre + half))
+
+
+@dataclass
+class Choice:
+    """The outcome of the race: what is recommended, and how sure that is."""
+
+    best: Evaluation | None
+    runner_up: Evaluation | None
+    default: Evaluation
+    noise: Noise
+    speedup: Speedup | None
+    recommend_default: bool
+    tied_with_runner_up: bool
+    race_runs: int
+    reason: str
+
+    @property
+    def recommended(self) -> Evaluation:
+        """The configuration to use: the best, or the default when it is not beaten."""
+        return self.default if self.recommend_default or self.best is None else self.best
+
+
+def _logs(evaluation: Evaluation) -> np.ndarray:
+    return np.log(np.asarray([t for t in evaluation.times if t > 0], dtype=float))
+
+
+def _centre(evaluation: Evaluation) -> float:
+    logs = _logs(evaluation)
+    return float(logs.mean()) if len(logs) else math.inf
+
+
+def leaders(evaluations: Iterable[Evaluation], count: int = RACE_SIZE) -> list[Evaluation]:
+    """The ``count`` configurations with the best estimate (geometric mean), best first."""
+    ranked = sorted((e for e in evaluations if len(_logs(e))), key=lambda e: (_centre(e),
+                                                                               e.order))
+    return ranked[:count]
+
+
+def still_in(contenders: Sequence[Evaluation], noise: Noise) -> list[Evaluation]:
+    """Contenders whose interval is not wholly above another contender's interval."""
+    bounds = [estimate(e, noise) for e in contenders]
+    known = [b for b in bounds if b is not None]
+    if not known:
+        return []
+    if noise.sigma is None:
+        return [e for e, b in zip(contenders, bounds, strict=True) if b is not None]
+    ceiling = min(b.high_s for b in known if b.high_s is not None)
+    return [e for e, b in zip(contenders, bounds, strict=True)
+            if b is not None and b.low_s is not None and b.low_s <= ceiling]
+
+
+def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
+         remeasure: Callable[[Evaluation], bool], reserve: int) -> Choice:
+    """Race the default and the leaders of ``evaluations()`` for up to ``reserve`` runs.
+
+    ``remeasure(e)`` runs ``e`` once more (adding to its times or failures) and returns
+    False when it could not (budget spent). Returns the :class:`Choice`.
+    """
+    spent = 0
+    while spent < reserve:
+        pool = evaluations()
+        contenders = [default, *leaders(pool)]
+        noise = pooled_noise([default, *pool])
+        alive = still_in(contenders, noise)
+        if not alive:
+            break
+        leader = min(alive, key=_centre)
+        if len(alive) == 1 and len(leader.times) >= MIN_RUNS:
+            break
+        pick = min(alive, key=lambda e: (len(e.times), _centre(e)))
+        if not remeasure(pick):
+            break
+        spent += 1
+    return _choose(default, evaluations(), spent)
+
+
+def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
+    noise = pooled_noise([default, *pool])
+    ranked = leaders([default, *pool], count=2)
+    best = ranked[0] if ranked else None
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    tied = False
+    if best is not None and runner_up is not None:
+        tied = len(still_in([best, runner_up], noise)) == 2
+    if best is None:
+        return Choice(None, None, default, noise, None, True, False, spent,
+                      "every configuration failed")
+    if best is default:
+        return Choice(default, runner_up, default, noise, speedup(default, default, noise),
+                      True, tied, spent, "no configuration measured faster than the default")
+    gain = speedup(default, best, noise)
+    if gain is None:
+        return Choice(best, runner_up, default, noise, None, False, tied, spent,
+                      "the default failed, so the best measured configuration is recommended")
+    if not gain.confident:
+        why = ("the spread of the runs is unknown (no configuration was measured twice)"
+               if noise.sigma is None else
+               f"its speedup interval reaches {gain.low:.2f}x, not above 1x")
+        return Choice(best, runner_up, default, noise, gain, True, tied, spent,
+                      f"the best found does not beat the default with {CONFIDENCE:.0%} "
+                      f"confidence: {why}")
+    return Choice(best, runner_up, default, noise, gain, False, tied, spent,
+                  f"faster than the default with {CONFIDENCE:.0%} confidence")

@@ -1,0 +1,109 @@
+"""The paper's model with an uncertainty: a bootstrap ensemble of the forward selection.
+
+One greedy selection of ``prod x^{-1|0|1}`` terms on a few dozen noisy runs is brittle: a
+single lucky draw can pull a term in or out and turn the ranking of the whole space. So the
+selection is repeated on ``members`` bootstrap resamples of the measured *configurations*
+(all repeats of a configuration stay together, as in the model's cross-validation), each
+resample fitted by :func:`iotune.modeling.fit_for_settings`, and every candidate is predicted
+by every member. Members are kept small for the data they see: at most one term per
+``CONFIGURATIONS_PER_TERM`` configurations, and categorical settings enter as per-level
+offsets only (no per-level copy of every term); the paper's monotonicity completion stays,
+since it is what lets a member put an optimum inside a setting's range instead of at an
+edge. The spread of the members' predictions is the doubt about a candidate:
+large where the data say little (far from what was measured, or where the selection is
+unsure which terms matter), small where the members agree.
+
+Predictions are compared on a log scale (I/O times are positive and their errors
+multiplicative). A member's prediction below half the fastest time ever measured is held at
+that floor: a linear combination of terms can go to zero or below when it extrapolates,
+and such a value says "faster than anything seen", not "infinitely fast".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from iotune.errors import DataError
+from iotune.modeling import TARGET, fit_for_settings, model_columns, prepare
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from iotune.model import Model
+
+#: A prediction is never taken as faster than this fraction of the fastest measured time.
+FLOOR_FRACTION = 0.5
+#: Each member has at most one term per this many measured configurations: a fit on a few
+#: dozen noisy runs with a term for every two or three of them would fit the noise.
+CONFIGURATIONS_PER_TERM = 2
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The members' log predicted times (members x candidates), and per candidate their
+    mean and standard deviation."""
+
+    member_logs: np.ndarray
+
+    @property
+    def members(self) -> int:
+        return int(self.member_logs.shape[0])
+
+    @property
+    def log_mean(self) -> np.ndarray:
+        return np.asarray(self.member_logs.mean(axis=0))
+
+    @property
+    def log_sd(self) -> np.ndarray:
+        return np.asarray(self.member_logs.std(axis=0))
+
+    @property
+    def time(self) -> np.ndarray:
+        """The ensemble's predicted time per candidate (geometric mean of the members)."""
+        return np.exp(self.log_mean)
+
+
+def bootstrap_forecast(frame: pd.DataFrame, candidates: pd.DataFrame, names: Sequence[str],
+                       *, members: int, max_terms: int, seed: int) -> Forecast | None:
+    """Fit ``members`` models on bootstrap resamples of ``frame``'s configurations and
+    predict every row of ``candidates``.
+
+    ``names`` are the settings the model may use; rows of ``frame`` without any (default
+    runs) are ignored. Returns None when the data cannot support a model (fewer than three
+    configurations, or no numeric setting varies) or no member could be fitted.
+    """
+    numeric, categorical = model_columns(names, frame)
+    if not numeric:
+        return None
+    data = prepare(frame, numeric + categorical)
+    groups = data.groupby(numeric + categorical, sort=False, dropna=False).ngroup().to_numpy()
+    configurations = int(groups.max()) + 1 if len(groups) else 0
+    if configurations < 3:
+        return None
+    rows_of = [np.flatnonzero(groups == g) for g in range(configurations)]
+    floor = FLOOR_FRACTION * float(data[TARGET].min())
+    rng = np.random.default_rng(seed)
+    logs = []
+    for member in range(members):
+        picked = rng.integers(configurations, size=configurations)
+        sample = data.iloc[np.concatenate([rows_of[g] for g in picked])]
+        try:
+            model = fit_for_settings(sample, names, max_terms, seed + member,
+                                     configurations_per_term=CONFIGURATIONS_PER_TERM,
+                                     interactions=False)
+        except DataError:
+            continue  # a resample without variation in any setting: no member from it
+        logs.append(np.log(np.maximum(predict_all(model, candidates), floor)))
+    if not logs:
+        return None
+    return Forecast(np.vstack(logs))
+
+
+def predict_all(model: Model, candidates: pd.DataFrame) -> np.ndarray:
+    """``model``'s prediction for every candidate; a level a resample never saw gets the
+    shared terms only."""
+    return model.predict(candidates, unseen_levels="shared")
