@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes"
 STRATEGIES = ("model", "random", "genetic", "tpe")
@@ -48,6 +50,7 @@ class Job:
     strategy: str
     budget: int
     seed: int
+    options: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,8 @@ def run_one(job: Job) -> Outcome:
                  if c == cores}
         best = min(t for items, t in truth.items() if items)
         result = tune(config, backend, Store(config.store), kernel="vpic", cores=cores,
-                      strategy=job.strategy, budget=job.budget, fresh=True)
+                      strategy=job.strategy, budget=job.budget, fresh=True,
+                      strategy_options=dict(job.options))
 
     def true_time(settings: dict[str, Any]) -> float:
         return truth[tuple(sorted(settings.items()))]
@@ -130,12 +134,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--format", choices=("table", "csv"), default="table")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the model strategy, e.g. --option kappa=1.0")
     args = parser.parse_args(argv)
+    model_options = tuple((name, yaml.safe_load(value)) for name, _, value in
+                          (o.partition("=") for o in args.option))
     files = sorted(args.data.glob("*.csv")) if args.data.is_dir() else [args.data]
     if not files:
         print(f"real_landscapes: no CSV in {args.data}", file=sys.stderr)
         return 2
-    jobs = [Job(f.resolve(), s, int(b), seed) for f in files
+    jobs = [Job(f.resolve(), s, int(b), seed, model_options if s == "model" else ())
+            for f in files
             for s in args.strategies.split(",") for b in args.budgets.split(",")
             for seed in range(args.seeds)]
     print(f"real_landscapes: {len(jobs)} replayed tunes over {len(files)} landscape(s), "

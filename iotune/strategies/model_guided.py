@@ -66,9 +66,9 @@ class ModelGuided(Strategy):
                                                "batches) or paper (prune/explore/refit)"),
         StrategyOption("initial", 0.3, "sequential: share of the budget in the cold-start "
                                        "space-filling design"),
-        StrategyOption("batch", 3, "sequential: configurations evaluated between refits"),
+        StrategyOption("batch", 2, "sequential: configurations evaluated between refits"),
         StrategyOption("members", 16, "sequential: bootstrap models in the ensemble"),
-        StrategyOption("kappa", 1.0, "sequential: weight of the doubt in the lower "
+        StrategyOption("kappa", 0.5, "sequential: weight of the doubt in the lower "
                                      "confidence bound (standard deviations)"),
         StrategyOption("top_k", 20, "paper: configurations run after the first fit"),
         StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit"),
