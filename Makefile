@@ -24,6 +24,7 @@ bench: setup
 	$(PY) benchmarks/kernel_overhead.py --ranks 2 --mib-per-rank 64 --reps 5
 	$(PY) benchmarks/state_aware.py
 	$(PY) benchmarks/strategies.py
+	$(PY) benchmarks/real_landscapes.py
 
 clean:
 	rm -rf scratch .pytest_cache .mypy_cache .ruff_cache

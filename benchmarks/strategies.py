@@ -22,7 +22,8 @@ Compares ``model`` (prune, explore, refit: Behzad et al., HPDC'14), ``genetic``,
 For every budget (configurations evaluated at the target scale; cached re-evaluations are
 free) and strategy it prints, over the seeds, the median and worst ratio of found bandwidth
 to the landscape's best, the runs at the target scale, the training runs and the total.
-The model strategy explores ``top_k = min(20, 2 budget / 3)`` configurations after the
+The model strategy runs the paper's method (``method=paper``) and explores
+``top_k = min(20, 2 budget / 3)`` configurations after the
 first fit and the rest after one refit (20 + 10 at budget 30, as in the paper).
 
 It also runs the paper's GA (population 40, 15 generations, no budget) and reports how many
@@ -299,11 +300,12 @@ class ReplayLandscapes:
 
 
 def strategy_options(name: str, budget: int, seed: int) -> dict[str, Any]:
-    """Each strategy's options at ``budget``; the model splits it 2:1 as the paper's 20 + 10."""
+    """Each strategy's options at ``budget``; the model runs the paper's method here
+    (``method=paper``), splitting the budget 2:1 as the paper's 20 + 10."""
     if name == "model":
         top_k = max(1, min(20, budget * 2 // 3))
-        return {"top_k": top_k, "top_k_refit": max(1, budget - top_k), "refit_rounds": 1,
-                "seed": seed}
+        return {"method": "paper", "top_k": top_k, "top_k_refit": max(1, budget - top_k),
+                "refit_rounds": 1, "seed": seed}
     if name == "exhaustive":
         return {}
     return {"seed": seed}
