@@ -61,14 +61,17 @@ class Store:
         line = (json.dumps(full, sort_keys=True, default=str) + "\n").encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            # Read-write so the last byte is read through this descriptor: opening the file
+            # again and closing it would drop this process's lockf lock (POSIX locks belong to
+            # the process and file, and any close releases them).
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise StoreError(
                 f"store {self.path}: cannot open for appending: {exc.strerror}"
             ) from None
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX)
-            if _ends_without_newline(self.path):
+            if _ends_without_newline(fd):
                 line = b"\n" + line
             _write_all(fd, line)
             os.fsync(fd)
@@ -104,16 +107,10 @@ class Store:
         return self.path.exists()
 
 
-def _ends_without_newline(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() == 0:
-                return False
-            handle.seek(-1, os.SEEK_END)
-            return handle.read(1) != b"\n"
-    except OSError:
-        return False
+def _ends_without_newline(fd: int) -> bool:
+    """True when the file behind ``fd`` is not empty and its last byte is not a newline."""
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:
