@@ -44,9 +44,13 @@ class Axes:
         return len(self.numeric_names) + len(self.categorical_names)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool) and math.isfinite(float(value)) and float(value) > 0
+def is_numeric(name: str, values: Sequence[Any]) -> bool:
+    """Whether setting ``name`` is a numeric axis: a numeric setting (counts, byte sizes)
+    whose every value is a finite positive number."""
+    setting = SETTINGS.get(name)
+    return setting is not None and setting.numeric and all(
+        isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+        and math.isfinite(float(v)) and float(v) > 0 for v in values)
 
 
 def candidate_axes(candidates: Sequence[Configuration]) -> Axes:
@@ -58,9 +62,7 @@ def candidate_axes(candidates: Sequence[Configuration]) -> Axes:
         distinct = {repr(v) for v in values}
         if len(distinct) < 2:
             continue
-        setting = SETTINGS.get(name)
-        numbers = [v for v in values if v is not None]
-        if setting is not None and setting.numeric and all(_is_number(v) for v in numbers):
+        if is_numeric(name, [v for v in values if v is not None]):
             logs = np.array([math.log(float(v)) if v is not None else np.nan for v in values])
             low, high = np.nanmin(logs), np.nanmax(logs)
             numeric_names.append(name)

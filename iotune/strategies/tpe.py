@@ -57,7 +57,6 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import ConfigError
-from iotune.settings import SETTINGS
 from iotune.strategies.base import (
     Configuration,
     Evaluation,
@@ -66,6 +65,7 @@ from iotune.strategies.base import (
     StrategyOption,
     register_strategy,
 )
+from iotune.strategies.coverage import is_numeric
 
 AUTO = "auto"
 
@@ -203,14 +203,6 @@ class CandidateSpace:
                        for n, (lo, hi) in self.numeric.items()]
         codes = [self._codes[n][_plain(settings.get(n))] for n in self.categorical]
         return coordinates, codes
-
-
-def is_numeric(name: str, values: Sequence[Any]) -> bool:
-    """Whether setting ``name`` is a numeric parameter: a numeric setting, every value > 0."""
-    setting = SETTINGS.get(name)
-    return (setting is not None and setting.numeric
-            and all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-                    for v in values))
 
 
 def measured_trial(optuna: ModuleType, params: dict[str, Any], distributions: dict[str, Any],
