@@ -47,8 +47,8 @@ KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 if str(KERNELS) not in sys.path:
     sys.path.insert(0, str(KERNELS))
 
-import kernelkit  # noqa: E402  (needs the kernels directory on sys.path)
-import vpicio  # noqa: E402
+import vpicio  # noqa: E402  (needs the kernels directory on sys.path)
+from kit import hdf5, mpi, rundir  # noqa: E402
 
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK")
 TARGET_RATIO = 0.9
@@ -93,10 +93,10 @@ def under_launcher() -> bool:
     return any(name in os.environ for name in LAUNCHER_VARIABLES)
 
 
-def bare_write(comm: Any, path: Path, pieces: Sequence[tuple[int, np.ndarray]]) -> kernelkit.Phases:
+def bare_write(comm: Any, path: Path, pieces: Sequence[tuple[int, np.ndarray]]) -> mpi.Phases:
     """Barrier, open, one ``Write_at_all`` per (offset, buffer) piece, Sync and Close."""
-    MPI = kernelkit.mpi()
-    watch = kernelkit.Stopwatch()
+    MPI = mpi.mpi()
+    watch = mpi.Stopwatch()
     comm.Barrier()
     with watch.phase("open"):
         fh = MPI.File.Open(comm, os.fspath(path), MPI.MODE_CREATE | MPI.MODE_WRONLY)
@@ -122,10 +122,10 @@ def settle(comm: Any, pause: float) -> None:
     comm.Barrier()
 
 
-def bandwidth(comm: Any, phases: kernelkit.Phases, total_bytes: int) -> tuple[float, float]:
+def bandwidth(comm: Any, phases: mpi.Phases, total_bytes: int) -> tuple[float, float]:
     """(MiB/s, seconds) from the maximum total time over ranks."""
-    seconds = kernelkit.max_phases(comm, phases)["total"]
-    return total_bytes / seconds / kernelkit.MIB, seconds
+    seconds = mpi.max_phases(comm, phases)["total"]
+    return total_bytes / seconds / mpi.MIB, seconds
 
 
 class Variants:
@@ -147,11 +147,11 @@ class Variants:
             start = (index * self.layout.total + self.layout.offset) * dtype.itemsize
             self.layout_pieces.append((start, data[name]))
 
-    def write(self, name: str, path: Path) -> kernelkit.Phases:
+    def write(self, name: str, path: Path) -> mpi.Phases:
         """Run variant ``name`` writing to ``path``; returns this rank's phases."""
         if name == "kernel":
             return vpicio.write_particles(
-                self.comm, path, kernelkit.mpi().INFO_NULL, kernelkit.Hdf5Options(), self.steps,
+                self.comm, path, mpi.mpi().INFO_NULL, hdf5.Hdf5Options(), self.steps,
                 self.layout, collective=self.collective, fsync=True,
             )  # fmt: skip
         pieces = self.bare_pieces if name == "bare" else self.layout_pieces
@@ -160,8 +160,8 @@ class Variants:
 
 def measure(args: argparse.Namespace) -> int:
     """The benchmark body, run on every rank."""
-    comm = kernelkit.mpi().COMM_WORLD
-    particles = args.mib_per_rank * kernelkit.MIB // vpicio.BYTES_PER_PARTICLE
+    comm = mpi.mpi().COMM_WORLD
+    particles = args.mib_per_rank * mpi.MIB // vpicio.BYTES_PER_PARTICLE
     collective = args.collective == "yes"
     variants = Variants(comm, particles, collective)
     total_bytes = variants.bytes_per_rank * comm.size
@@ -172,7 +172,7 @@ def measure(args: argparse.Namespace) -> int:
         f"({particles} particles/rank), kernel writes "
         f"{'collective' if collective else 'independent'}, fsync, default hints, {args.reps} reps"
     )
-    say(f"files in {run_dir} ({kernelkit.detect_filesystem(run_dir)['type']})")
+    say(f"files in {run_dir} ({rundir.detect_filesystem(run_dir)['type']})")
     say("kernel = vpicio.write_particles; bare = one Write_at_all per rank; "
         "bare_layout = 8 Write_at_all per rank at the VPIC dataset offsets")  # fmt: skip
     bws: dict[str, list[float]] = {name: [] for name in Variants.NAMES}
@@ -200,7 +200,7 @@ def measure(args: argparse.Namespace) -> int:
     finally:
         comm.Barrier()
         if comm.rank == 0:
-            kernelkit.remove_run_dir(run_dir, args.scratch, "overhead")
+            rundir.remove_run_dir(run_dir, args.scratch, "overhead")
     report(say, bws)
     say(
         f"fixed cost per file ({FIXED_COST_PARTICLES} particles/rank, median of "
@@ -221,7 +221,7 @@ def fixed_costs(comm: Any, run_dir: Path, collective: bool, reps: int) -> dict[s
     for rep in range(reps + 1):
         for name in Variants.NAMES:
             path = run_dir / f"tiny-{name}-{rep}"
-            total = kernelkit.max_phases(comm, tiny.write(name, path))["total"]
+            total = mpi.max_phases(comm, tiny.write(name, path))["total"]
             if rep:  # the first round is a warm-up
                 seconds[name].append(total)
     return {name: statistics.median(values) for name, values in seconds.items()}
@@ -241,7 +241,7 @@ def report(say: Any, bws: dict[str, list[float]]) -> None:
 
 
 def _make_dir(scratch: str) -> str:
-    return str(kernelkit.create_run_dir(scratch, "overhead", None))
+    return str(rundir.create_run_dir(scratch, "overhead", None))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,12 +15,11 @@ from typing import Any
 
 import yaml
 
+from iotune.catalogue import settings_in_layer
 from iotune.errors import ConfigError
-from iotune.settings import SETTINGS, mpiio_hints, normalise_settings
+from iotune.settings import HINT_PREFIX, SETTINGS, mpiio_hints, normalise_settings
 
 FORMATS = ("all", "lustre", "romio", "cray", "ior", "h5py")
-HDF5_SETTINGS = ("alignment", "alignment_threshold", "sieve_buf_size", "meta_block_size",
-                 "coll_metadata", "collective")
 
 
 def load_tuned(path: Path) -> dict[str, Any]:
@@ -42,13 +41,12 @@ def load_tuned(path: Path) -> dict[str, Any]:
 
 
 def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
-    if "stripe_count" not in settings and "stripe_size" not in settings:
-        return ["# Lustre: no striping settings were tuned"]
     args = []
-    if "stripe_count" in settings:
-        args += ["-c", str(settings["stripe_count"])]
-    if "stripe_size" in settings:
-        args += ["-S", str(settings["stripe_size"])]
+    for setting in settings_in_layer("lustre"):
+        if setting.name in settings and setting.lfs_option:
+            args += [setting.lfs_option, setting.to_argument(settings[setting.name])]
+    if not args:
+        return ["# Lustre: no striping settings were tuned"]
     return ["# Lustre striping for new files in the output directory",
             f"mkdir -p {directory}", f"lfs setstripe {' '.join(args)} {directory}"]
 
@@ -116,7 +114,7 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = '"$OUTPUT_DIR"',
            hints_file: str = "iotune-romio-hints") -> str:
     """The job-script lines of ``fmt`` for a loaded tuned configuration."""
     settings = tuned["settings"]
-    unknown = [k for k in settings if k not in SETTINGS and not k.startswith("hint.")]
+    unknown = [k for k in settings if k not in SETTINGS and not k.startswith(HINT_PREFIX)]
     sections = {
         "lustre": lambda: lustre_lines(settings, directory),
         "romio": lambda: romio_lines(settings, hints_file),

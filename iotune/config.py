@@ -8,6 +8,7 @@ any working directory.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ import yaml
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
 from iotune.launchers import make_launcher
+from iotune.settings import check_requirements
 from iotune.space import Limits, SearchSpace
 from iotune.units import parse_duration
 
@@ -79,18 +81,24 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class TuneConfig:
-    top_k: int = 20
-    top_k_refit: int = 10
-    refit_rounds: int = 1
+    """``tune:``. Strategy options live with the strategies (their defaults included);
+    ``options`` holds only what the config sets, per strategy (``tune.options.<strategy>``;
+    ``tune.top_k``, ``top_k_refit``, ``refit_rounds`` and ``max_terms`` are shorthand for
+    the model strategy's)."""
+
     repetitions: int = 1
     statistic: str = "median"
-    max_terms: int = 7
     strategy: str = "model"
     budget: int | None = None
     seed: int = 0
     state_aware: bool = False
     busy_repeats: int = 2
     min_idle: int = 2
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def options_for(self, strategy: str) -> dict[str, Any]:
+        """The options the config sets for ``strategy`` (none: the strategy's defaults)."""
+        return dict(self.options.get(strategy, {}))
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,65 @@ class Config:
     tune: TuneConfig = field(default_factory=TuneConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
     store: Path = Path("iotune-store.jsonl")
+
+    def with_overrides(
+        self,
+        *,
+        backend: str | None = None,
+        sim_system: str | None = None,
+        noise: float | None = None,
+        replay_data: Path | None = None,
+        launcher: str | None = None,
+        kernel: str | KernelConfig | None = None,
+        space: SearchSpace | None = None,
+        scratch: Path | None = None,
+        store: Path | None = None,
+    ) -> Config:
+        """This config with the command line's values in place of its own.
+
+        ``None`` keeps the config's value. Each value is checked as its key in the YAML is,
+        and a bad one is a ConfigError naming the option (``--backend``, ``--noise``,
+        ``--kernel``) or, for a launcher that needs the config's template, that key.
+        ``kernel`` is a kernel name (with its default arguments, unless it is this config's
+        kernel already) or a whole :class:`KernelConfig` (a proxy's). Paths are made
+        absolute against the working directory, as a path on a command line is.
+        """
+        changes: dict[str, Any] = {}
+        backend_changes: dict[str, Any] = {}
+        if backend is not None:
+            if backend not in BACKENDS:
+                raise ConfigError(f"--backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+            backend_changes["name"] = backend
+        if sim_system is not None:
+            backend_changes["sim_system"] = sim_system
+        if noise is not None:
+            if noise < 0:
+                raise ConfigError(f"--noise: {noise!r} is not a number >= 0")
+            backend_changes["noise"] = float(noise)
+        if replay_data is not None:
+            backend_changes["replay_data"] = replay_data.resolve()
+        if backend_changes:
+            changes["backend"] = dataclasses.replace(self.backend, **backend_changes)
+        system_changes: dict[str, Any] = {}
+        if launcher is not None:
+            make_launcher(launcher, self.system.launcher_template)  # checks a template is set
+            system_changes["launcher"] = launcher
+        if scratch is not None:
+            system_changes["scratch"] = scratch.resolve()
+        if system_changes:
+            changes["system"] = dataclasses.replace(self.system, **system_changes)
+        if isinstance(kernel, str):
+            spec = get_kernel(kernel, "--kernel")
+            if spec.name != self.kernel.name:
+                changes["kernel"] = KernelConfig(spec.name,
+                                                 tuple(spec.normalise_params({}).items()))
+        elif kernel is not None:
+            changes["kernel"] = kernel
+        if space is not None:
+            changes["space"] = space
+        if store is not None:
+            changes["store"] = store.resolve()
+        return dataclasses.replace(self, **changes) if changes else self
 
 
 class _Section:
@@ -206,6 +273,7 @@ def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
     system = _system(top.raw.get("system"), base)
     kernel = _kernel(top.raw.get("kernel"))
     space = SearchSpace.from_mapping(top.raw.get("space") or {}, "space")
+    check_requirements(space.names, "space")
     train = _train(top.raw.get("train"), kernel.name)
     space.check_against(system.limits)
     store = Path(top.text("store", "iotune-store.jsonl") or "iotune-store.jsonl")
@@ -289,27 +357,55 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
     )
 
 
+#: ``tune.<key>`` shorthand for ``tune.options.model.<key>`` (the paper's knobs).
+MODEL_SHORTHAND = {"top_k": 1, "top_k_refit": 1, "refit_rounds": 0, "max_terms": 1}
+
+
 def _tune(raw: Any) -> TuneConfig:
-    t = _Section(raw, "tune", ("top_k", "top_k_refit", "refit_rounds", "repetitions",
-                               "statistic", "max_terms", "strategy", "budget", "seed",
-                               "state_aware", "busy_repeats", "min_idle"))
+    t = _Section(raw, "tune", (*MODEL_SHORTHAND, "repetitions", "statistic", "strategy",
+                               "budget", "seed", "state_aware", "busy_repeats", "min_idle",
+                               "options"))
     state_aware = t.raw.get("state_aware", False)
     if not isinstance(state_aware, bool):
         raise ConfigError(f"tune.state_aware: {state_aware!r} is not true or false")
+    options = _strategy_options(t.raw.get("options") or {})
+    shorthand = {key: t.int(key, None, minimum=minimum)
+                 for key, minimum in MODEL_SHORTHAND.items() if key in t.raw}
+    if shorthand:
+        options["model"] = {**shorthand, **options.get("model", {})}
     return TuneConfig(
-        top_k=t.int("top_k", 20) or 20,
-        top_k_refit=t.int("top_k_refit", 10) or 10,
-        refit_rounds=t.int("refit_rounds", 1, minimum=0) or 0,
         repetitions=t.int("repetitions", 1) or 1,
         statistic=t.text("statistic", "median", STATISTICS) or "median",
-        max_terms=t.int("max_terms", 7) or 7,
         strategy=t.text("strategy", "model") or "model",
         budget=t.int("budget", None),
         seed=t.int("seed", 0, minimum=0) or 0,
         state_aware=state_aware,
         busy_repeats=t.int("busy_repeats", 2, minimum=0) or 0,
         min_idle=t.int("min_idle", 2) or 2,
+        options=options,
     )
+
+
+def _strategy_options(raw: Any) -> dict[str, dict[str, Any]]:
+    """``tune.options``: a mapping of strategy name to a mapping of its options, each
+    checked against the strategy's own list."""
+    from iotune.strategies import known_strategies, make_strategy
+
+    if not isinstance(raw, Mapping):
+        raise ConfigError("tune.options: must be a mapping of strategy: {option: value}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, values in raw.items():
+        if name not in known_strategies():
+            raise ConfigError(f"tune.options.{name}: unknown strategy; known strategies: "
+                              f"{', '.join(known_strategies())}")
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"tune.options.{name}: must be a mapping of option: value")
+        try:
+            make_strategy(str(name), **values)
+        except ConfigError as exc:
+            raise ConfigError(f"tune.options.{name}: {exc}") from None
+        out[str(name)] = dict(values)
+    return out
 
 
 def _backend(raw: Any, base: Path) -> BackendConfig:

@@ -55,16 +55,15 @@ def parse_bytes(value: object) -> int:
 
 
 def positive_bytes(value: object, where: str) -> int:
-    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule."""
+    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule
+    (the rule of every byte-size setting in :mod:`iotune.catalogue`)."""
+    from iotune.catalogue import ByteSize, SettingValueError
     from iotune.errors import ConfigError
 
     try:
-        size = parse_bytes(value)
-    except ValueError as exc:
+        return ByteSize().parse(value)
+    except SettingValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    if size <= 0:
-        raise ConfigError(f"{where}: {value!r} is not a positive byte size")
-    return size
 
 
 def format_bytes(n: int) -> str:

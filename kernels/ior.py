@@ -28,9 +28,9 @@ from typing import Any, Protocol
 import numpy as np
 
 try:
-    import kernelkit
+    from kit import arguments, harness, hdf5, mpi, mpiio
 except ImportError:  # imported as iotune_kernels.ior
-    from iotune_kernels import kernelkit
+    from iotune_kernels.kit import arguments, harness, hdf5, mpi, mpiio
 
 KERNEL = "ior"
 APIS = ("posix", "mpiio", "hdf5")
@@ -160,7 +160,7 @@ class MpiioWriter:
     """``MPI_File_open`` with the hints; ``Write_at_all`` or ``Write_at``; ``Sync``."""
 
     def __init__(self, path: Path, comm: Any, info: Any, collective: bool) -> None:
-        MPI = kernelkit.mpi()
+        MPI = mpi.mpi()
         self.fh = MPI.File.Open(comm, os.fspath(path), MPI.MODE_CREATE | MPI.MODE_WRONLY, info)
         self.collective = collective
 
@@ -177,10 +177,7 @@ class MpiioWriter:
         self.fh.Close()
 
     def hints(self) -> tuple[dict[str, str], str]:
-        info = self.fh.Get_info()
-        hints = kernelkit.info_to_dict(info)
-        info.Free()
-        return hints, "MPI_File_get_info on the open file"
+        return mpiio.file_hints(self.fh), "MPI_File_get_info on the open file"
 
     def details(self) -> dict[str, Any]:
         return {}
@@ -194,14 +191,14 @@ class Hdf5Writer:
         path: Path,
         comm: Any,
         info: Any,
-        options: kernelkit.Hdf5Options,
+        options: hdf5.Hdf5Options,
         length: int,
         collective: bool,
     ) -> None:
         import h5py
 
         self.path, self.comm, self.info, self.options = path, comm, info, options
-        self.file = kernelkit.create_h5file(path, comm, info, options)
+        self.file = hdf5.create_h5file(path, comm, info, options)
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
         dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
         space = h5py.h5s.create_simple((length,))
@@ -232,36 +229,36 @@ class Hdf5Writer:
         self.file.close()
 
     def hints(self) -> tuple[dict[str, str], str]:
-        return kernelkit.h5file_hints(self.file, self.path, self.comm, self.info)
+        return hdf5.h5file_hints(self.file, self.path, self.comm, self.info)
 
     def details(self) -> dict[str, Any]:
         return {
-            "hdf5_version": kernelkit.hdf5_version(),
-            "hdf5_settings_in_effect": kernelkit.hdf5_in_effect(self.file, self.options),
+            "hdf5_version": hdf5.hdf5_version(),
+            "hdf5_settings_in_effect": hdf5.hdf5_in_effect(self.file, self.options),
         }
 
 
-def open_writer(ctx: kernelkit.RunContext, pattern: Pattern, path: Path, comm: Any) -> Writer:
+def open_writer(ctx: harness.RunContext, pattern: Pattern, path: Path, comm: Any) -> Writer:
     """Open (create) this rank's file with the chosen api."""
     api = ctx.args.api
     if api == "posix":
         return PosixWriter(path)
     if api == "mpiio":
         return MpiioWriter(path, comm, ctx.info, ctx.collective)
-    options = kernelkit.Hdf5Options.from_args(ctx.args)
+    options = hdf5.Hdf5Options.from_args(ctx.args)
     return Hdf5Writer(path, comm, ctx.info, options, pattern.file_length, ctx.collective)
 
 
 def write_pattern(
-    ctx: kernelkit.RunContext, pattern: Pattern, path: Path, comm: Any
-) -> tuple[kernelkit.Phases, dict[str, str], str, dict[str, Any]]:
+    ctx: harness.RunContext, pattern: Pattern, path: Path, comm: Any
+) -> tuple[mpi.Phases, dict[str, str], str, dict[str, Any]]:
     """Timed write of this rank's pattern.
 
     Returns the phases, the hints in effect, how they were read, and extra result fields.
 
     The write phase counts only the write calls: filling each transfer buffer is untimed.
     """
-    watch = kernelkit.Stopwatch()
+    watch = mpi.Stopwatch()
     filler = Filler(pattern.transfer_size, pattern.tag)
     ctx.comm.Barrier()
     with watch.phase("open"):
@@ -280,7 +277,7 @@ def write_pattern(
 
 
 def verify_pattern(
-    ctx: kernelkit.RunContext, pattern: Pattern, path: Path, comm: Any
+    ctx: harness.RunContext, pattern: Pattern, path: Path, comm: Any
 ) -> dict[str, Any]:
     """Read back this rank's transfers on every rank and compare with the pattern.
 
@@ -301,7 +298,7 @@ def verify_pattern(
             if mismatch is None:
                 mismatch = {**problem, "file": path.name, "rank": pattern.rank}
                 mismatch["_order"] = [pattern.rank, mismatch["offset"]]
-    return kernelkit.verify_report(ctx.comm, checked, bad_total, mismatch)
+    return harness.verify_report(ctx.comm, checked, bad_total, mismatch)
 
 
 def _compare_transfer(got: np.ndarray, expected: np.ndarray, offset: int) -> dict[str, Any] | None:
@@ -326,7 +323,7 @@ class _reader:
 
     def __enter__(self) -> Any:
         if self.api == "hdf5":
-            h5file = kernelkit.open_h5file_readonly(self.path, self.comm)
+            h5file = hdf5.open_h5file_readonly(self.path, self.comm)
             dset = h5file[DATASET]
             self._close = h5file.close
             return lambda offset, length: dset[offset : offset + length]
@@ -338,56 +335,56 @@ class _reader:
         self._close()
 
 
-def build_parser() -> kernelkit.KernelArgumentParser:
+def build_parser() -> arguments.KernelArgumentParser:
     """The ior command line (common flags plus the access pattern)."""
-    parser = kernelkit.KernelArgumentParser(
+    parser = arguments.KernelArgumentParser(
         prog="ior.py",
         description=(
             "IOR-style write: each rank writes SEGMENTS blocks of BLOCK bytes in write calls "
             "of TRANSFER bytes, to one shared file or one file per rank, through POSIX, "
             "MPI-IO or HDF5. Total bytes = ranks x segments x block size."
         ),
-        epilog=kernelkit.COMMON_EPILOG
+        epilog=harness.COMMON_EPILOG
         + "\napi notes:\n  posix ignores --collective and MPI-IO hints (they are still "
         "recorded); HDF5 settings\n  (--alignment ...) need --api hdf5.\n",
     )
     pattern = parser.add_argument_group("access pattern")
     pattern.add_argument(
         "--api",
-        type=kernelkit.choice_word(APIS),
+        type=arguments.choice_word(APIS),
         default="mpiio",
         metavar="API",
         help="posix, mpiio or hdf5 (default mpiio)",
     )
     pattern.add_argument(
         "--block-size",
-        type=kernelkit.byte_size(1),
-        default=16 * kernelkit.MIB,
+        type=arguments.byte_size(1),
+        default=16 * mpi.MIB,
         metavar="BYTES",
         help="contiguous bytes per rank per segment (default 16M)",
     )
     pattern.add_argument(
         "--transfer-size",
-        type=kernelkit.byte_size(1),
-        default=kernelkit.MIB,
+        type=arguments.byte_size(1),
+        default=mpi.MIB,
         metavar="BYTES",
         help="bytes per write call; must divide the block size (default 1M)",
     )
     pattern.add_argument(
         "--segments",
-        type=kernelkit.count(1),
+        type=arguments.count(1),
         default=1,
         metavar="N",
         help="number of segments (default 1)",
     )
     pattern.add_argument(
         "--file-per-process",
-        type=kernelkit.yes_no,
+        type=arguments.yes_no,
         default=False,
         metavar="yes|no",
         help="one file per rank (yes) or one shared file (no, default)",
     )
-    kernelkit.add_common_arguments(parser, collective_default=False)
+    harness.add_common_arguments(parser, collective_default=False)
     return parser
 
 
@@ -395,21 +392,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Parse and cross-check the arguments (exit 2 with one line on a broken rule)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    kernelkit.check_arguments(parser, args)
+    harness.check_arguments(parser, args)
     if args.block_size % args.transfer_size:
         parser.error(
             f"--transfer-size {args.transfer_size} does not divide --block-size "
             f"{args.block_size} (each block is written in whole transfers)"
         )
     if args.api != "hdf5":
-        for name in kernelkit.HDF5_SETTINGS:
-            if getattr(args, name) is not None:
-                flag = "--" + name.replace("_", "-")
-                parser.error(f"{flag} applies only to --api hdf5 (got --api {args.api})")
+        for setting in hdf5.SETTINGS:
+            if getattr(args, setting.name) is not None:
+                parser.error(f"{setting.flag} applies only to --api hdf5 (got --api {args.api})")
     return args
 
 
-def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
+def run(ctx: harness.RunContext) -> harness.Outcome:
     """The ior kernel body: timed write, then optional verification."""
     args = ctx.args
     pattern = Pattern(
@@ -420,11 +416,11 @@ def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
         segments=args.segments,
         file_per_process=args.file_per_process,
     )
-    comm = kernelkit.mpi().COMM_SELF if args.file_per_process else ctx.comm
+    comm = mpi.mpi().COMM_SELF if args.file_per_process else ctx.comm
     path = ctx.run_dir / pattern.file_name(args.api)
     phases, hints, source, extra = write_pattern(ctx, pattern, path, comm)
     verify = verify_pattern(ctx, pattern, path, comm) if args.verify else None
-    return kernelkit.Outcome(
+    return harness.Outcome(
         bytes_written=pattern.bytes_per_rank * ctx.size,
         phases=phases,
         params={
@@ -445,7 +441,7 @@ def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the kernel, return the exit code."""
     args = parse_args(argv)
-    return kernelkit.run_kernel(KERNEL, args, run, collective_default=False)
+    return harness.run_kernel(KERNEL, args, run, collective_default=False)
 
 
 if __name__ == "__main__":

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 try:
-    import kernelkit
+    from kit import arguments, harness, hdf5, mpi
 except ImportError:  # imported as iotune_kernels.vpicio
-    from iotune_kernels import kernelkit
+    from iotune_kernels.kit import arguments, harness, hdf5, mpi
 
 KERNEL = "vpic"
 FILE_NAME = "vpic.h5"
@@ -90,7 +90,7 @@ def make_step_data(layout: Layout, timestep: int) -> dict[str, np.ndarray]:
 
 def compute_layout(comm: Any, particles_per_rank: int) -> Layout:
     """This rank's slab: offset by MPI_Exscan of the counts, total by MPI_Allreduce."""
-    offset = kernelkit.exclusive_offset(comm, particles_per_rank)
+    offset = mpi.exclusive_offset(comm, particles_per_rank)
     total = int(comm.allreduce(particles_per_rank))
     return Layout(offset=offset, count=particles_per_rank, total=total)
 
@@ -99,14 +99,14 @@ def write_particles(
     comm: Any,
     path: Path,
     info: Any,
-    options: kernelkit.Hdf5Options,
+    options: hdf5.Hdf5Options,
     steps: Sequence[StepData],
     layout: Layout,
     *,
     collective: bool,
     fsync: bool,
     on_open: Callable[[Any], None] | None = None,
-) -> kernelkit.Phases:
+) -> mpi.Phases:
     """Write all timesteps to a new HDF5 file at ``path``; collective over ``comm``.
 
     Times (per rank, MPI.Wtime) open = file create; write = groups, datasets and data;
@@ -116,10 +116,10 @@ def write_particles(
     """
     import h5py
 
-    watch = kernelkit.Stopwatch()
+    watch = mpi.Stopwatch()
     comm.Barrier()
     with watch.phase("open"):
-        h5file = kernelkit.create_h5file(path, comm, info, options)
+        h5file = hdf5.create_h5file(path, comm, info, options)
     if on_open is not None:
         on_open(h5file)
     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
@@ -158,12 +158,12 @@ def _write_timestep(
 def verify_particles(comm: Any, path: Path, layout: Layout, timesteps: int) -> dict[str, Any]:
     """Read back every dataset (each rank its own slab) and compare with the formulas.
 
-    Collective. Returns ``kernelkit.verify_report``'s dict; the first mismatch is the
+    Collective. Returns ``harness.verify_report``'s dict; the first mismatch is the
     lowest (timestep, dataset, particle) over all ranks, or ``None``.
     """
     checked = bad_total = 0
     mismatch: dict[str, Any] | None = None
-    h5file = kernelkit.open_h5file_readonly(path, comm)
+    h5file = hdf5.open_h5file_readonly(path, comm)
     try:
         for timestep in range(timesteps):
             for order, (name, dtype) in enumerate(DATASETS):
@@ -180,7 +180,7 @@ def verify_particles(comm: Any, path: Path, layout: Layout, timesteps: int) -> d
                     mismatch = {"dataset": where, **problem, "_order": position}
     finally:
         h5file.close()
-    return kernelkit.verify_report(comm, checked, bad_total, mismatch)
+    return harness.verify_report(comm, checked, bad_total, mismatch)
 
 
 def _read_slab(
@@ -211,9 +211,9 @@ def _compare(values: np.ndarray, name: str, layout: Layout, timestep: int) -> di
     }
 
 
-def build_parser() -> kernelkit.KernelArgumentParser:
+def build_parser() -> arguments.KernelArgumentParser:
     """The vpicio command line (common flags plus the particle layout)."""
-    parser = kernelkit.KernelArgumentParser(
+    parser = arguments.KernelArgumentParser(
         prog="vpicio.py",
         description=(
             "VPIC-IO particle write through parallel HDF5. Each timestep adds a group "
@@ -222,12 +222,12 @@ def build_parser() -> kernelkit.KernelArgumentParser:
             "timesteps' data is generated before the timed region, so each rank needs "
             "32 x particles-per-rank x timesteps bytes of memory."
         ),
-        epilog=kernelkit.COMMON_EPILOG,
+        epilog=harness.COMMON_EPILOG,
     )
     layout = parser.add_argument_group("particle layout")
     layout.add_argument(
         "--particles-per-rank",
-        type=kernelkit.count(1),
+        type=arguments.count(1),
         default=DEFAULT_PARTICLES,
         metavar="N",
         help=f"particles written by each rank per timestep (default {DEFAULT_PARTICLES}, "
@@ -235,27 +235,27 @@ def build_parser() -> kernelkit.KernelArgumentParser:
     )
     layout.add_argument(
         "--timesteps",
-        type=kernelkit.count(1),
+        type=arguments.count(1),
         default=1,
         metavar="T",
         help="number of timesteps, one group each (default 1)",
     )
-    kernelkit.add_common_arguments(parser, collective_default=True)
+    harness.add_common_arguments(parser, collective_default=True)
     return parser
 
 
-def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
+def run(ctx: harness.RunContext) -> harness.Outcome:
     """The vpic kernel body: generate, write (timed), read hints, optionally verify."""
     args = ctx.args
-    options = kernelkit.Hdf5Options.from_args(args)
+    options = hdf5.Hdf5Options.from_args(args)
     layout = compute_layout(ctx.comm, args.particles_per_rank)
     steps = [make_step_data(layout, t) for t in range(args.timesteps)]
     path = ctx.run_dir / FILE_NAME
     seen: dict[str, Any] = {}
 
     def on_open(h5file: Any) -> None:
-        seen["hints"], seen["source"] = kernelkit.h5file_hints(h5file, path, ctx.comm, ctx.info)
-        seen["hdf5"] = kernelkit.hdf5_in_effect(h5file, options)
+        seen["hints"], seen["source"] = hdf5.h5file_hints(h5file, path, ctx.comm, ctx.info)
+        seen["hdf5"] = hdf5.hdf5_in_effect(h5file, options)
 
     phases = write_particles(
         ctx.comm,
@@ -272,7 +272,7 @@ def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
     verify = verify_particles(ctx.comm, path, layout, args.timesteps) if args.verify else None
     import h5py
 
-    return kernelkit.Outcome(
+    return harness.Outcome(
         bytes_written=BYTES_PER_PARTICLE * layout.total * args.timesteps,
         phases=phases,
         params={
@@ -286,7 +286,7 @@ def run(ctx: kernelkit.RunContext) -> kernelkit.Outcome:
         hints_source=seen["source"],
         verify=verify,
         extra={
-            "hdf5_version": kernelkit.hdf5_version(),
+            "hdf5_version": hdf5.hdf5_version(),
             "h5py_version": h5py.version.version,
             "hdf5_settings_in_effect": seen["hdf5"],
         },
@@ -297,8 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the kernel, return the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    kernelkit.check_arguments(parser, args)
-    return kernelkit.run_kernel(KERNEL, args, run, collective_default=True)
+    harness.check_arguments(parser, args)
+    return harness.run_kernel(KERNEL, args, run, collective_default=True)
 
 
 if __name__ == "__main__":

@@ -4,37 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
-from iotune.errors import ConfigError
 from iotune.fsinfo import filesystem_of
 from iotune.kernels import get_kernel, kernel_argv
 from iotune.launchers import Launcher, LaunchRequest, make_launcher
 from iotune.runner import run_command
+from iotune.scratch import check_scratch
 from iotune.settings import setting_argv
 from iotune.store import now_iso
-
-
-def check_scratch(path: Path) -> None:
-    """ConfigError unless ``path`` is an existing, writable directory."""
-    if "$" in str(path):  # checked here, not at load: reports and sim runs need no scratch
-        raise ConfigError(f"system.scratch: {path} names an environment variable that is not set")
-    if not path.exists():
-        raise ConfigError(f"system.scratch: {path} does not exist (create it, or point "
-                          "system.scratch at an existing directory)")
-    if not path.is_dir():
-        raise ConfigError(f"system.scratch: {path} is not a directory")
-    # A real write, not os.access: root, ACLs and NFS root-squash make access() unreliable.
-    try:
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".iotune-probe-"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"system.scratch: {path} is not writable by this user "
-                          f"({exc.strerror})") from None
 
 
 class MpiBackend(Backend):
@@ -66,11 +46,11 @@ class MpiBackend(Backend):
         """One synchronous ``size``-byte write to scratch from the driver (no MPI)."""
         from iotune.variability import probe_once
 
-        check_scratch(self.config.system.scratch)
+        check_scratch(self.config.system.scratch, "system.scratch")
         return probe_once(self.config.system.scratch, size)
 
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
-        check_scratch(self.config.system.scratch)
+        check_scratch(self.config.system.scratch, "system.scratch")
         record = self.base_record(request, rep, self.config.system.name)
         argv = self.command(request)
         env = {**os.environ, **dict(self.config.system.env)}

@@ -55,24 +55,15 @@ def backend_options(func: F) -> F:
 def with_backend(config: Config, backend: str | None, sim_system: str | None,
                  noise: float | None, replay_data: Path | None = None,
                  cores: int | None = None) -> Config:
-    """``config`` with the backend options of the command line applied, then completed by
-    :func:`defaults_for_backend` (``cores``: the target scale, when the command has one).
+    """``config`` with the backend options of the command line applied
+    (:meth:`Config.with_overrides`), then completed by :func:`defaults_for_backend`
+    (``cores``: the target scale, when the command has one).
 
     A config without a path (the built-in one of :func:`resolve_config`) counts as no
     config file; one loaded from a file is never replaced, at most its empty space filled.
     """
-    changes: dict[str, Any] = {}
-    if backend:
-        changes["name"] = backend
-    if sim_system:
-        changes["sim_system"] = sim_system
-    if noise is not None:
-        changes["noise"] = noise
-    if replay_data is not None:
-        changes["replay_data"] = replay_data.resolve()
-    if changes:
-        config = dataclasses.replace(
-            config, backend=dataclasses.replace(config.backend, **changes))
+    config = config.with_overrides(backend=backend or None, sim_system=sim_system or None,
+                                   noise=noise, replay_data=replay_data)
     return defaults_for_backend(config, explicit_config=config.path is not None, cores=cores)
 
 
@@ -88,20 +79,15 @@ def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]
 
     if kernel is None:
         return config, None
-    if is_proxy_path(kernel):
-        proxy = read_proxy(kernel)
-        pinned = dict(proxy.settings)
-        values = [(n, (pinned.pop(n),) if n in pinned else vals) for n, vals in config.space.values]
-        values += [(n, (v,)) for n, v in pinned.items()]
-        replaced = dataclasses.replace(
-            config, kernel=KernelConfig(proxy.kernel, tuple(proxy.args.items())),
-            space=SearchSpace(tuple(values)))
-        return replaced, proxy.ranks
-    spec = get_kernel(kernel, "--kernel")
-    if spec.name == config.kernel.name:
-        return config, None
-    defaults = KernelConfig(spec.name, tuple(spec.normalise_params({}).items()))
-    return dataclasses.replace(config, kernel=defaults), None
+    if not is_proxy_path(kernel):
+        return config.with_overrides(kernel=kernel), None
+    proxy = read_proxy(kernel)
+    pinned = dict(proxy.settings)
+    values = [(n, (pinned.pop(n),) if n in pinned else vals) for n, vals in config.space.values]
+    values += [(n, (v,)) for n, v in pinned.items()]
+    replaced = config.with_overrides(kernel=KernelConfig(proxy.kernel, tuple(proxy.args.items())),
+                                     space=SearchSpace(tuple(values)))
+    return replaced, proxy.ranks
 
 
 def resolve_config(config_path: Path | None, required: bool = False) -> Config:
@@ -178,7 +164,7 @@ def defaults_for_backend(config: Config, explicit_config: bool,
                              limits.cores_per_node, limits.ost_count or sim.ost_count)
         progress(f"iotune: {config.path}: no space; searching the paper's space on "
                  f"{sim.name} ({', '.join(space)})")
-        return dataclasses.replace(config, space=SearchSpace.from_mapping(space))
+        return config.with_overrides(space=SearchSpace.from_mapping(space))
     train = _sim_train_scales(sim.cores_per_node)
     raw = {
         "system": {"name": sim.name, "scratch": tempfile.gettempdir(),

@@ -17,11 +17,14 @@ scalar or array; mapping values are broadcast against each other with numpy's ru
 ``collective``     bool: the application issues collective calls (default: the pattern's)
 =================  ===========================================================================
 
-A missing column, ``NaN`` or ``None`` means the system default. The HDF5 settings of the
-settings catalogue (``alignment``, ``alignment_threshold``, ``sieve_buf_size``,
-``meta_block_size``, ``coll_metadata``) are accepted and have no effect in the model (the
-modelled patterns write few large contiguous datasets, where they change little); any other
-column is a :class:`~iotune.errors.ConfigError` naming it.
+A missing column, ``NaN`` or ``None`` means the system default. Every value obeys the rule
+of its setting in :mod:`iotune.catalogue` (the rule the config and the kernels apply), plus
+the two Lustre spellings of ``stripe_count`` above and the ``"*:k"`` form of
+``cb_config_list``, the only placement the model knows. The HDF5 settings of the catalogue
+(``alignment``, ``alignment_threshold``, ``sieve_buf_size``, ``meta_block_size``,
+``coll_metadata``) are checked and have no effect in the model (the modelled patterns write
+few large contiguous datasets, where they change little); any other column is a
+:class:`~iotune.errors.ConfigError` naming it.
 """
 
 from __future__ import annotations
@@ -34,11 +37,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from iotune.catalogue import SETTINGS, SettingValueError, settings_in_layer
 from iotune.errors import ConfigError
-from iotune.settings import SETTINGS, parse_bool
 from iotune.sim.pattern import Pattern
-from iotune.sim.system import ENABLE_WORDS, SimSystem
-from iotune.units import parse_bytes
+from iotune.sim.system import SimSystem
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -55,9 +57,7 @@ MODELLED_COLUMNS = (
     "collective",
 )
 #: Settings accepted in a configuration that the model deliberately ignores.
-IGNORED_HDF5_COLUMNS = tuple(
-    sorted(name for name, s in SETTINGS.items() if s.layer == "hdf5" and name != "collective")
-)
+IGNORED_HDF5_COLUMNS = tuple(sorted(s.name for s in settings_in_layer("hdf5")))
 #: Codes of ``romio_cb_write`` / ``romio_ds_write`` in :class:`ConfigArrays`.
 DISABLE, ENABLE, AUTOMATIC = 0, 1, 2
 _WORD_CODE = {"disable": DISABLE, "enable": ENABLE, "automatic": AUTOMATIC}
@@ -89,7 +89,12 @@ def resolve_configs(
     pattern: Pattern,
     configs: pd.DataFrame | Mapping[str, Any] | None,
 ) -> ConfigArrays:
-    """Validate ``configs`` and fill in ``system``'s defaults; raises ConfigError."""
+    """Validate ``configs`` and fill in ``system``'s defaults; raises ConfigError.
+
+    Every value is checked with the rule of its setting in :mod:`iotune.catalogue`, so a
+    value the config or a kernel rejects is rejected here with the same words
+    (``configs.stripe_size (row 3): 100000 is not a multiple of 64 KiB ...``).
+    """
     columns = _columns(configs)
     for name in columns:
         if name not in MODELLED_COLUMNS and name not in IGNORED_HDF5_COLUMNS:
@@ -98,6 +103,8 @@ def resolve_configs(
                 f"{', '.join(MODELLED_COLUMNS)}; accepted without effect: "
                 f"{', '.join(IGNORED_HDF5_COLUMNS)}"
             )
+    for name in IGNORED_HDF5_COLUMNS:
+        _column(columns, name, (), np.nan, _catalogue_number)
     used = {k: v for k, v in columns.items() if k in MODELLED_COLUMNS}
     try:
         arrays = np.broadcast_arrays(*used.values()) if used else []
@@ -109,45 +116,36 @@ def resolve_configs(
     d = system.defaults
     nodes = pattern.nodes_on(system.cores_per_node)
 
-    count = _numeric(cols, "stripe_count", shape, float(d.stripe_count), byte_size=False)
-    bad = ~((count == -1) | ((count >= 0) & (count == np.floor(count))))
-    _fail_if(bad, count, "stripe_count", "is not a positive integer (or -1 for all OSTs)")
+    count = _column(cols, "stripe_count", shape, float(d.stripe_count), _stripe_count)
     count = np.where(count == 0, d.stripe_count, count)
     count = np.where(count == -1, system.ost_count, count)
     stripe_count = np.clip(count, 1, system.ost_count).astype(np.int64)
 
-    stripe_size = _numeric(cols, "stripe_size", shape, float(d.stripe_size), byte_size=True)
-    _fail_if((stripe_size <= 0) | (stripe_size % 65536 != 0), stripe_size, "stripe_size",
-             "is not a positive multiple of 64 KiB (Lustre's rule)")
+    stripe_size = _column(cols, "stripe_size", shape, float(d.stripe_size), _catalogue_number)
+    cb_buffer = _column(cols, "cb_buffer_size", shape, float(d.cb_buffer_size),
+                        _catalogue_number)
 
-    cb_buffer = _numeric(cols, "cb_buffer_size", shape, float(d.cb_buffer_size), byte_size=True)
-    _fail_if((cb_buffer <= 0) | (cb_buffer != np.floor(cb_buffer)), cb_buffer,
-             "cb_buffer_size", "is not a positive whole number of bytes")
-
-    cb_raw = _numeric(cols, "cb_nodes", shape, np.nan, byte_size=False)
-    present = ~np.isnan(cb_raw)
-    _fail_if(present & ((cb_raw <= 0) | (cb_raw != np.floor(cb_raw))), cb_raw, "cb_nodes",
-             "is not a positive integer")
+    cb_raw = _column(cols, "cb_nodes", shape, np.nan, _catalogue_number)
     if d.cb_nodes == "stripe_count":
         rule = stripe_count.astype(np.float64)
     elif d.cb_nodes == "nodes":
         rule = np.full(shape, float(nodes))
     else:
         rule = np.full(shape, float(d.cb_nodes))
-    cb_nodes = np.where(present, cb_raw, rule).astype(np.int64)
+    cb_nodes = np.where(np.isnan(cb_raw), rule, cb_raw).astype(np.int64)
 
-    cb_write = _words(cols, "romio_cb_write", shape, d.romio_cb_write)
-    ds_write = _words(cols, "romio_ds_write", shape, d.romio_ds_write)
-    collective = _bools(cols, "collective", shape, pattern.is_collective)
-    cap = _cb_config_list(cols, shape)
+    cb_write = _column(cols, "romio_cb_write", shape, _WORD_CODE[d.romio_cb_write], _word_code)
+    ds_write = _column(cols, "romio_ds_write", shape, _WORD_CODE[d.romio_ds_write], _word_code)
+    collective = _bools(cols, shape, pattern.is_collective)
+    cap = _column(cols, "cb_config_list", shape, np.inf, _per_node_limit)
     return ConfigArrays(
         shape=shape,
         stripe_count=np.broadcast_to(stripe_count, shape),
         stripe_size=np.broadcast_to(stripe_size, shape),
         cb_nodes=np.broadcast_to(cb_nodes, shape),
         cb_buffer_size=np.broadcast_to(cb_buffer, shape),
-        cb_write=cb_write,
-        ds_write=ds_write,
+        cb_write=cb_write.astype(np.int8),
+        ds_write=ds_write.astype(np.int8),
         collective=collective,
         per_node_cap=cap,
     )
@@ -166,109 +164,83 @@ def _columns(configs: pd.DataFrame | Mapping[str, Any] | None) -> dict[str, Any]
     )
 
 
-def _numeric(cols: Mapping[str, Any], name: str, shape: tuple[int, ...], default: float,
-             *, byte_size: bool) -> FloatArray:
-    """Column ``name`` as float64 of ``shape`` with missing values replaced by ``default``."""
-    if name not in cols:
-        return np.full(shape, default)
-    raw = cols[name]
-    if raw.dtype.kind in "biuf":
-        if raw.dtype.kind == "b":
-            _fail_first(name, raw.flat[0] if raw.size else raw, "is not a number")
-        values = raw.astype(np.float64)
-    else:
-        values = _per_unique(raw, lambda item: _scalar(item, name, byte_size), np.nan)
-    _fail_if(np.isinf(values), values, name, "is not finite")
-    return np.where(np.isnan(values), default, values)
+#: Converts one value of a column (plain Python, never missing) to its float code;
+#: raises SettingValueError with the rule.
+Convert = Callable[[str, Any], float]
 
 
-def _scalar(item: Any, name: str, byte_size: bool) -> float:
-    if item is None or (isinstance(item, float) and np.isnan(item)):
-        return np.nan
-    if isinstance(item, bool | np.bool_):
-        _fail_first(name, item, "is not a number")
-    if isinstance(item, int | float | np.integer | np.floating):
+def _catalogue_number(name: str, item: Any) -> float:
+    return float(SETTINGS[name].parse(item))
+
+
+def _stripe_count(name: str, item: Any) -> float:
+    """Lustre's ``-1`` (every OST) and ``0`` (the default) on top of the catalogue's rule."""
+    if item in (-1, 0) and not isinstance(item, bool):
         return float(item)
-    if isinstance(item, str) and byte_size:
-        try:
-            return float(parse_bytes(item))
-        except ValueError as exc:
-            raise ConfigError(f"configs.{name}: {exc}") from None
-    if isinstance(item, str):
-        try:
-            return float(item)
-        except ValueError:
-            pass
-    _fail_first(name, item, "is not a number")
-    return np.nan  # pragma: no cover - _fail_first raises
+    return _catalogue_number(name, item)
 
 
-def _words(cols: Mapping[str, Any], name: str, shape: tuple[int, ...],
-           default: str) -> npt.NDArray[np.int8]:
-    if name not in cols:
-        return np.full(shape, _WORD_CODE[default], dtype=np.int8)
-    def code(item: Any) -> float:
-        if isinstance(item, str) and item.lower() in _WORD_CODE:
-            return float(_WORD_CODE[item.lower()])
-        raise ConfigError(f"configs.{name}: {item!r} is not one of {', '.join(ENABLE_WORDS)}")
-
-    codes = _per_unique(cols[name], code, float(_WORD_CODE[default]))
-    return codes.astype(np.int8)
+def _word_code(name: str, item: Any) -> float:
+    return float(_WORD_CODE[SETTINGS[name].parse(item)])
 
 
-def _bools(cols: Mapping[str, Any], name: str, shape: tuple[int, ...], default: bool) -> BoolArray:
-    if name not in cols:
-        return np.full(shape, default, dtype=np.bool_)
-    raw = cols[name]
-    if raw.dtype.kind == "b":
+def _per_node_limit(name: str, item: Any) -> float:
+    """The ``k`` of ``"*:k"`` (``inf`` for ``"*:*"``); other forms are not modelled."""
+    text = SETTINGS[name].parse(item)
+    host, _, per = text.partition(":")
+    if host != "*" or not (per == "*" or (per.isdigit() and int(per) > 0)):
+        raise SettingValueError(
+            f"{item!r} is not of the form '*:k' (k a positive integer or '*'); the model "
+            "does not place aggregators on named hosts")
+    return np.inf if per == "*" else float(per)
+
+
+def _bools(cols: Mapping[str, Any], shape: tuple[int, ...], default: bool) -> BoolArray:
+    raw = cols.get("collective")
+    if raw is not None and raw.dtype.kind == "b":
         return raw.astype(np.bool_)
-
-    def parse(item: Any) -> float:
-        parsed = parse_bool(item.item() if isinstance(item, np.generic) else item)
-        if parsed is None:
-            raise ConfigError(f"configs.{name}: {item!r} is not a boolean (true/false, yes/no)")
-        return float(parsed)
-
-    return _per_unique(raw, parse, float(default)).astype(np.bool_)
+    codes = _column(cols, "collective", shape, float(default),
+                    lambda name, item: float(SETTINGS[name].parse(item)))
+    return codes.astype(np.bool_)
 
 
-def _cb_config_list(cols: Mapping[str, Any], shape: tuple[int, ...]) -> FloatArray:
-    if "cb_config_list" not in cols:
-        return np.full(shape, np.inf)
+def _column(cols: Mapping[str, Any], name: str, shape: tuple[int, ...], missing: float,
+            convert: Convert) -> FloatArray:
+    """Column ``name`` converted value by value, ``missing`` where it is absent, None or NaN.
 
-    def limit(item: Any) -> float:
-        host, _, per = str(item).strip().partition(":")
-        if host != "*" or not (per == "*" or (per.isdigit() and int(per) > 0)):
-            raise ConfigError(
-                f"configs.cb_config_list: {item!r} is not of the form '*:k' (k a positive "
-                "integer or '*'); the model does not place aggregators on named hosts"
-            )
-        return np.inf if per == "*" else float(per)
-
-    return _per_unique(cols["cb_config_list"], limit, np.inf)
-
-
-def _per_unique(raw: npt.NDArray[Any], convert: Callable[[Any], float],
-                missing: float) -> FloatArray:
-    """Apply ``convert`` once per distinct value of ``raw``; ``None``/``NaN`` become ``missing``.
-
-    ``convert`` raises ConfigError for a bad value. Distinct values are found with
-    ``pandas.factorize``, so a column of 10^5 repeated strings costs a few milliseconds.
+    ``convert`` runs once per distinct value (found with ``pandas.factorize``, so a column
+    of 10^5 repeated values costs milliseconds); a broken rule is a ConfigError naming the
+    column and the first row that holds the value.
     """
-    codes, uniques = pd.factorize(pd.Series(raw.ravel(), dtype=object), use_na_sentinel=True)
-    table = np.array([convert(item) for item in uniques] + [missing], dtype=np.float64)
-    return table[codes].reshape(raw.shape)
+    if name not in cols:
+        return np.full(shape, missing)
+    raw = cols[name]
+    flat = raw.ravel()
+    if raw.dtype.kind not in "iuf":
+        flat = pd.Series(flat, dtype=object)
+    codes, uniques = pd.factorize(flat, use_na_sentinel=True)
+    table = []
+    for code, item in enumerate(uniques):
+        try:
+            table.append(convert(name, _plain(item)))
+        except SettingValueError as exc:
+            raise ConfigError(f"configs.{name}{_first_row(codes, code, raw.shape)}: {exc}") \
+                from None
+    return np.array([*table, missing], dtype=np.float64)[codes].reshape(raw.shape)
 
 
-def _fail_if(bad: npt.NDArray[np.bool_], values: FloatArray, name: str, rule: str) -> None:
-    if np.any(bad):
-        index = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
-        value = float(values[index])
-        at = tuple(int(i) for i in index)
-        where = f" (row {at[0]})" if len(at) == 1 else (f" (at {at})" if at else "")
-        shown: float | int = int(value) if np.isfinite(value) and value.is_integer() else value
-        raise ConfigError(f"configs.{name}: {shown!r}{where} {rule}")
+def _plain(item: Any) -> Any:
+    """A numpy scalar as a Python one, integral floats as ints (as YAML would give them)."""
+    if isinstance(item, np.generic):
+        item = item.item()
+    if isinstance(item, float) and item.is_integer():
+        return int(item)
+    return item
 
 
-def _fail_first(name: str, item: Any, rule: str) -> None:
-    raise ConfigError(f"configs.{name}: {item!r} {rule}")
+def _first_row(codes: npt.NDArray[np.intp], code: int, shape: tuple[int, ...]) -> str:
+    if not shape:
+        return ""
+    index = np.unravel_index(int(np.argmax(codes == code)), shape)
+    at = tuple(int(i) for i in index)
+    return f" (row {at[0]})" if len(at) == 1 else f" (at {at})"

@@ -72,10 +72,10 @@ from typing import Any
 
 import yaml
 
+from iotune.catalogue import SETTINGS, SettingValueError
 from iotune.errors import ConfigError
 from iotune.units import positive_bytes
 
-ENABLE_WORDS = ("enable", "disable", "automatic")
 CB_NODES_RULES = ("stripe_count", "nodes")
 _PRESET_DIR = "systems"
 
@@ -167,10 +167,10 @@ _TOP_KEYS = frozenset(
     ("name", "description", "rpc_size", "defaults", "noise",
      *_POSITIVE_INT, *_POSITIVE_FLOAT, *_NON_NEGATIVE_FLOAT)
 )
-_DEFAULT_KEYS = frozenset(
-    ("stripe_count", "stripe_size", "cb_buffer_size", "cb_nodes", "romio_cb_write",
-     "romio_ds_write")
-)
+#: Defaults that are catalogue settings, checked with the catalogue's rules.
+_DEFAULT_SETTINGS = ("stripe_count", "stripe_size", "cb_buffer_size", "romio_cb_write",
+                     "romio_ds_write")
+_DEFAULT_KEYS = frozenset((*_DEFAULT_SETTINGS, "cb_nodes"))
 _NOISE_KEYS = frozenset(("idle_sigma", "p_busy", "busy_mean", "busy_sigma"))
 
 
@@ -245,15 +245,10 @@ def system_from_mapping(data: Any, where: str = "system") -> SimSystem:
 def _defaults(data: Any, where: str, ost_count: int) -> SimDefaults:
     block = _mapping(data, where)
     _no_unknown(block, _DEFAULT_KEYS, where)
-    count = _positive_int(_require(block, "stripe_count", where), f"{where}.stripe_count")
-    if count > ost_count:
+    values = {key: _setting(block, key, where) for key in _DEFAULT_SETTINGS}
+    if values["stripe_count"] > ost_count:
         raise ConfigError(
-            f"{where}.stripe_count: {count} exceeds ost_count ({ost_count})"
-        )
-    stripe_size = positive_bytes(_require(block, "stripe_size", where), f"{where}.stripe_size")
-    if stripe_size % 65536:
-        raise ConfigError(
-            f"{where}.stripe_size: {stripe_size} is not a multiple of 64 KiB (Lustre's rule)"
+            f"{where}.stripe_count: {values['stripe_count']} exceeds ost_count ({ost_count})"
         )
     cb_nodes_raw = _require(block, "cb_nodes", where)
     is_rule = isinstance(cb_nodes_raw, str) and cb_nodes_raw in CB_NODES_RULES
@@ -263,21 +258,15 @@ def _defaults(data: Any, where: str, ost_count: int) -> SimDefaults:
             f"{where}.cb_nodes: {cb_nodes_raw!r} is not one of {', '.join(CB_NODES_RULES)} "
             "or a positive integer"
         )
-    words = {}
-    for key in ("romio_cb_write", "romio_ds_write"):
-        value = _require(block, key, where)
-        if not isinstance(value, str) or value not in ENABLE_WORDS:
-            raise ConfigError(f"{where}.{key}: {value!r} is not one of {', '.join(ENABLE_WORDS)}")
-        words[key] = value
-    return SimDefaults(
-        stripe_count=count,
-        stripe_size=stripe_size,
-        cb_buffer_size=positive_bytes(_require(block, "cb_buffer_size", where),
-                                      f"{where}.cb_buffer_size"),
-        cb_nodes=cb_nodes_raw,
-        romio_cb_write=words["romio_cb_write"],
-        romio_ds_write=words["romio_ds_write"],
-    )
+    return SimDefaults(cb_nodes=cb_nodes_raw, **values)
+
+
+def _setting(block: Mapping[str, Any], key: str, where: str) -> Any:
+    """The value of catalogue setting ``key``, checked with the catalogue's rule."""
+    try:
+        return SETTINGS[key].parse(_require(block, key, where))
+    except SettingValueError as exc:
+        raise ConfigError(f"{where}.{key}: {exc}") from None
 
 
 def _noise(data: Any, where: str) -> NoiseSpec:

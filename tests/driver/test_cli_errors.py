@@ -53,7 +53,8 @@ def test_missing_scratch(write_config, tmp_path):
     result = invoke("run", "-c", str(config), "--cores", "2", "--no-store")
     assert result.exit_code == 2
     assert error_line(result) == (f"system.scratch: {tmp_path / 'nowhere'} does not exist "
-                                  "(create it, or point system.scratch at an existing directory)")
+                                  "(the scratch directory must be an existing, writable "
+                                  "directory)")
 
 
 def test_unwritable_scratch(write_config, tmp_path):

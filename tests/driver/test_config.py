@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from iotune.backends.mpi import check_scratch
 from iotune.config import default_config_path, load_config, parse_config
 from iotune.errors import ConfigError
+from iotune.scratch import check_scratch
 
 
 def test_valid_config_loads_with_canonical_values(write_config, tmp_path):
@@ -73,7 +73,7 @@ def test_unset_environment_variable_in_scratch(monkeypatch):
     monkeypatch.delenv("IOTUNE_NO_SUCH_VAR", raising=False)
     config = parse_config("system:\n  scratch: ${IOTUNE_NO_SUCH_VAR}/x\n", Path("/cfg/i.yaml"))
     with pytest.raises(ConfigError, match="names an environment variable that is not set"):
-        check_scratch(config.system.scratch)
+        check_scratch(config.system.scratch, "system.scratch")
 
 
 def test_missing_config_file(tmp_path):
@@ -101,3 +101,56 @@ def test_shipped_configs_load(name, monkeypatch):
     repo = Path(__file__).resolve().parents[2]
     config = load_config(repo / "configs" / name)
     assert config.space.names
+
+
+def test_with_overrides_replaces_only_what_is_given(write_config, tmp_path):
+    config = load_config(write_config())
+    assert config.with_overrides() is config
+    changed = config.with_overrides(backend="sim", noise=0.5, launcher="srun", kernel="ior",
+                                    store=Path("other.jsonl"))
+    assert (changed.backend.name, changed.backend.noise) == ("sim", 0.5)
+    assert changed.backend.sim_system == config.backend.sim_system
+    assert changed.system.launcher == "srun" and changed.system.scratch == config.system.scratch
+    assert changed.kernel.name == "ior" and changed.kernel.args["api"] == "mpiio"
+    assert changed.store == Path("other.jsonl").resolve()
+    assert changed.space == config.space
+    # naming the config's own kernel keeps its arguments
+    assert config.with_overrides(kernel="vpic").kernel == config.kernel
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [({"backend": "cloud"}, "--backend: 'cloud' is not one of mpi, sim, replay"),
+     ({"noise": -1.0}, "--noise: -1.0 is not a number >= 0"),
+     ({"kernel": "flash"}, "--kernel: unknown kernel 'flash'; known kernels: ior, vpic")],
+)
+def test_with_overrides_checks_values(write_config, overrides, message):
+    with pytest.raises(ConfigError) as info:
+        load_config(write_config()).with_overrides(**overrides)
+    assert str(info.value) == message
+
+
+def test_strategy_options_live_with_the_strategies():
+    from iotune.strategies.base import make_strategy, resolve_options
+
+    config = parse_config("tune:\n  seed: 4\n  top_k: 8\n"
+                          "  options:\n    genetic: {population: 6}\n")
+    genetic = make_strategy("genetic", **resolve_options(config.tune, "genetic"))
+    assert genetic.values["population"] == 6 and genetic.values["seed"] == 4
+    assert genetic.values["generations"] == 15  # the strategy's own default
+    model = make_strategy("model", **resolve_options(config.tune, "model", {"kappa": 1.0}))
+    assert model.values["top_k"] == 8 and model.values["kappa"] == 1.0  # shorthand, --option
+    assert model.default_budget() == 8 + 10  # top_k + refit_rounds x top_k_refit
+    assert "seed" not in resolve_options(config.tune, "exhaustive")  # it has no seed
+
+
+@pytest.mark.parametrize("text, message", [
+    ("tune:\n  options:\n    annealing: {steps: 3}\n", "tune.options.annealing: unknown strategy"),
+    ("tune:\n  options:\n    genetic: {popsize: 3}\n", "tune.options.genetic: strategy genetic: "
+                                                       "unknown option(s) ['popsize']"),
+    ("tune:\n  options:\n    genetic: 3\n", "tune.options.genetic: must be a mapping"),
+])
+def test_bad_strategy_options_are_named(text, message):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text)
+    assert message in str(info.value)

@@ -36,6 +36,7 @@ def _env(target):
 def test_wheel_ships_kernels_and_configs(installed):
     assert (installed / "iotune_kernels" / "vpicio.py").is_file()
     assert (installed / "iotune_kernels" / "ior.py").is_file()
+    assert (installed / "iotune_kernels" / "kit" / "harness.py").is_file()
     assert (installed / "iotune" / "sim" / "systems" / "hopper.yaml").is_file()
 
 

@@ -303,14 +303,15 @@ VERIFY_CORRUPT_VPIC = textwrap.dedent(
     import h5py
     from mpi4py import MPI
     sys.path.insert(0, sys.argv[1])
-    import kernelkit, vpicio
+    import vpicio
+    from kit import hdf5, mpiio
     comm = MPI.COMM_WORLD
     path = Path(sys.argv[2])
     layout = vpicio.compute_layout(comm, 500)
     steps = [vpicio.make_step_data(layout, t) for t in range(2)]
     if comm.rank == 1:
         steps[1]["py"][7] += 1.0
-    vpicio.write_particles(comm, path, kernelkit.make_info({}), kernelkit.Hdf5Options(),
+    vpicio.write_particles(comm, path, mpiio.make_info({}), hdf5.Hdf5Options(),
                            steps, layout, collective=True, fsync=False)
     report = vpicio.verify_particles(comm, path, layout, 2)
     if comm.rank == 0:

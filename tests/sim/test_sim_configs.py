@@ -76,6 +76,11 @@ def test_hdf5_settings_are_accepted_without_effect() -> None:
     assert np.array_equal(plain.time_s, tuned.time_s)
 
 
+def test_ignored_hdf5_settings_are_still_checked() -> None:
+    with pytest.raises(ConfigError, match=r"^configs\.alignment \(row 0\): 0 is not a positive "):
+        resolve({"alignment": [0]})
+
+
 def test_unknown_column_is_named() -> None:
     with pytest.raises(ConfigError, match=r"^configs\.striping_factor: not modelled by the "
                                           r"simulated backend; modelled columns: stripe_count"):
@@ -85,19 +90,20 @@ def test_unknown_column_is_named() -> None:
 @pytest.mark.parametrize(
     ("column", "value", "message"),
     [
-        ("stripe_count", 2.5, "configs.stripe_count: 2.5 (row 1) is not a positive integer"),
-        ("stripe_count", -3, "configs.stripe_count: -3 (row 1) is not a positive integer"),
-        ("stripe_size", 1000, "configs.stripe_size: 1000 (row 1) is not a positive multiple "
-                              "of 64 KiB"),
-        ("stripe_size", "big", "configs.stripe_size: 'big' is not a byte size"),
-        ("cb_nodes", 0, "configs.cb_nodes: 0 (row 1) is not a positive integer"),
-        ("cb_buffer_size", -MIB, "configs.cb_buffer_size: -1048576 (row 1) is not a positive"),
-        ("romio_cb_write", "sometimes", "configs.romio_cb_write: 'sometimes' is not one of "
+        ("stripe_count", 2.5, "configs.stripe_count (row 1): 2.5 is not a positive integer"),
+        ("stripe_count", -3, "configs.stripe_count (row 1): -3 is not a positive integer"),
+        ("stripe_size", 1000, "configs.stripe_size (row 1): 1000 is not a multiple of 64 KiB"),
+        ("stripe_size", "big", "configs.stripe_size (row 1): 'big' is not a byte size"),
+        ("cb_nodes", 0, "configs.cb_nodes (row 1): 0 is not a positive integer"),
+        ("cb_buffer_size", -MIB, "configs.cb_buffer_size (row 1): -1048576 is not a positive"),
+        ("romio_cb_write", "sometimes", "configs.romio_cb_write (row 1): 'sometimes' is not one of "
                                         "enable, disable, automatic"),
-        ("romio_ds_write", 1, "configs.romio_ds_write: 1 is not one of"),
-        ("collective", "perhaps", "configs.collective: 'perhaps' is not a boolean"),
-        ("cb_config_list", "nid001:2", "configs.cb_config_list: 'nid001:2' is not of the form"),
-        ("stripe_count", float("inf"), "configs.stripe_count: inf (row 1) is not finite"),
+        ("romio_ds_write", 1, "configs.romio_ds_write (row 1): 1 is not one of"),
+        ("collective", "perhaps", "configs.collective (row 1): 'perhaps' is not a boolean"),
+        ("cb_config_list", "nid001:2",
+         "configs.cb_config_list (row 1): 'nid001:2' is not of the form"),
+        ("stripe_count", float("inf"),
+         "configs.stripe_count (row 1): inf is not a positive integer"),
     ],
 )
 def test_bad_values_name_the_column(column: str, value: object, message: str) -> None:

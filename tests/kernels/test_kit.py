@@ -10,11 +10,14 @@ from pathlib import Path
 
 # conftest puts kernels/ on sys.path, as it is when a kernel runs as a script
 import ior
-import kernelkit
 import numpy as np
 import pytest
 import vpicio
 from kernel_helpers import KERNELS
+from kit import arguments, harness, mpiio, rundir
+from kit.errors import KernelError
+
+from iotune.catalogue import ENABLE_WORDS, SETTINGS
 
 
 @pytest.mark.parametrize(
@@ -29,49 +32,52 @@ from kernel_helpers import KERNELS
         ("3MiB", 3 * 2**20),
         ("1G", 2**30),
         (" 1 GiB ", 2**30),
+        ("1.5MiB", 3 * 2**19),
+        ("1MB", 10**6),
     ],
 )
-def test_parse_bytes_accepts_integers_and_binary_suffixes(text: str, value: int) -> None:
-    assert kernelkit.parse_bytes(text) == value
+def test_byte_sizes_read_as_in_a_config(text: str, value: int) -> None:
+    assert arguments.byte_size(0)(text) == value
 
 
-@pytest.mark.parametrize("text", ["", "-1", "1.5M", "1MB", "1T", "M", "1 K B"])
-def test_parse_bytes_rejects_the_rest(text: str) -> None:
-    with pytest.raises(ValueError, match="is not a byte count"):
-        kernelkit.parse_bytes(text)
+@pytest.mark.parametrize("text", ["", "-1", "M", "1 K B", "12X"])
+def test_byte_sizes_reject_the_rest(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="is not a byte size"):
+        arguments.byte_size(0)(text)
 
 
 def test_byte_size_minimum_and_stripe_size_rule() -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match="below the minimum of 1 bytes"):
-        kernelkit.byte_size(1)("0")
-    assert kernelkit.stripe_size("1M") == 2**20
+    with pytest.raises(argparse.ArgumentTypeError, match="0 is not a positive byte size"):
+        arguments.byte_size(1)("0")
+    stripe_size = arguments.kind_type(SETTINGS["stripe_size"].type)
+    assert stripe_size("1M") == 2**20
     with pytest.raises(argparse.ArgumentTypeError, match="multiple of 64 KiB"):
-        kernelkit.stripe_size("96000")
+        stripe_size("96000")
 
 
 def test_yes_no_and_enable_words() -> None:
-    assert kernelkit.yes_no("YES") is True and kernelkit.yes_no("no") is False
-    assert kernelkit.choice_word(kernelkit.ENABLE_WORDS)("Automatic") == "automatic"
+    assert arguments.yes_no("YES") is True and arguments.yes_no("no") is False
+    assert arguments.choice_word(ENABLE_WORDS)("Automatic") == "automatic"
     with pytest.raises(argparse.ArgumentTypeError, match="not one of enable, disable"):
-        kernelkit.choice_word(kernelkit.ENABLE_WORDS)("enabled")
+        arguments.choice_word(ENABLE_WORDS)("enabled")
 
 
 def test_key_value_keeps_equals_signs_in_the_value() -> None:
-    assert kernelkit.key_value("cb_config_list=*:2") == ("cb_config_list", "*:2")
-    assert kernelkit.key_value("a=b=c") == ("a", "b=c")
+    assert mpiio.key_value("cb_config_list=*:2") == ("cb_config_list", "*:2")
+    assert mpiio.key_value("a=b=c") == ("a", "b=c")
     with pytest.raises(argparse.ArgumentTypeError, match="empty value"):
-        kernelkit.key_value("cb_nodes=")
+        mpiio.key_value("cb_nodes=")
 
 
 def test_hints_file_format(tmp_path: Path) -> None:
     path = tmp_path / "hints"
     path.write_text("# comment\n\ncb_nodes 4\ncb_config_list  *:2 \n")
-    assert kernelkit.hints_file(str(path)) == (
+    assert mpiio.hints_file(str(path)) == (
         str(path),
         {"cb_nodes": "4", "cb_config_list": "*:2"},
     )
     with pytest.raises(argparse.ArgumentTypeError, match="cannot read"):
-        kernelkit.hints_file(str(tmp_path / "missing"))
+        mpiio.hints_file(str(tmp_path / "missing"))
 
 
 def parse_vpic(*args: str) -> argparse.Namespace:
@@ -80,12 +86,12 @@ def parse_vpic(*args: str) -> argparse.Namespace:
 
 def test_settings_list_only_what_was_given() -> None:
     args = parse_vpic("--cb-nodes", "4", "--stripe-size", "4M", "--fsync", "yes")
-    assert kernelkit.requested_settings(args) == {
+    assert harness.requested_settings(args) == {
         "stripe_size": 4 * 2**20,
         "cb_nodes": 4,
         "fsync": "yes",
     }
-    assert kernelkit.requested_settings(parse_vpic()) == {}
+    assert harness.requested_settings(parse_vpic()) == {}
 
 
 def test_requested_hints_precedence_and_conflict(tmp_path: Path) -> None:
@@ -93,20 +99,20 @@ def test_requested_hints_precedence_and_conflict(tmp_path: Path) -> None:
     hints.write_text("cb_nodes 8\nromio_cb_read enable\n")
     args = parse_vpic("--hints-file", str(hints), "--hint", "romio_cb_read=disable",
                       "--cb-nodes", "2", "--stripe-count", "4")  # fmt: skip
-    assert kernelkit.requested_hints(args) == {
+    assert mpiio.requested_hints(args) == {
         "cb_nodes": "2",
         "romio_cb_read": "disable",
         "striping_factor": "4",
     }
     clash = parse_vpic("--hint", "striping_unit=65536", "--stripe-size", "128K")
-    with pytest.raises(kernelkit.KernelError, match="contradicts --stripe-size 131072"):
-        kernelkit.requested_hints(clash)
+    with pytest.raises(KernelError, match="contradicts --stripe-size 131072"):
+        mpiio.requested_hints(clash)
 
 
 def test_every_setting_has_a_flag_named_after_it() -> None:
     for parser in (vpicio.build_parser(), ior.build_parser()):
         flags = {opt for action in parser._actions for opt in action.option_strings}
-        for name in kernelkit.SETTING_NAMES:
+        for name in (*SETTINGS, "hint", "hints_file", "fsync"):
             assert "--" + name.replace("_", "-") in flags
 
 
@@ -135,12 +141,12 @@ def test_detect_filesystem_by_longest_mount_prefix(
 ) -> None:
     table = tmp_path / "mounts"
     table.write_text(MOUNTS)
-    assert kernelkit.detect_filesystem(path, str(table)) == {"type": fstype, "mount": mount}
+    assert rundir.detect_filesystem(path, str(table)) == {"type": fstype, "mount": mount}
 
 
 def test_striping_is_not_pretended_off_lustre(tmp_path: Path) -> None:
     fs = {"type": "ext4", "mount": "/"}
-    assert kernelkit.apply_striping(tmp_path, fs, 4, 2**20) == {
+    assert rundir.apply_striping(tmp_path, fs, {"stripe_count": 4, "stripe_size": 2**20}) == {
         "applicable": False,
         "reason": "ext4 is not Lustre",
     }
@@ -155,25 +161,25 @@ def test_remove_run_dir_removes_only_its_own_directory(tmp_path: Path) -> None:
     stranger.mkdir()
     link = scratch / "iotune-vpic-link"
     link.symlink_to(stranger)
-    kernelkit.remove_run_dir(other, str(scratch), "vpic")  # another kernel's prefix
-    kernelkit.remove_run_dir(stranger, str(scratch), "vpic")  # not a run directory
-    kernelkit.remove_run_dir(link, str(scratch), "vpic")  # a link
-    kernelkit.remove_run_dir(tmp_path / "iotune-vpic-y", str(scratch), "vpic")  # elsewhere
+    rundir.remove_run_dir(other, str(scratch), "vpic")  # another kernel's prefix
+    rundir.remove_run_dir(stranger, str(scratch), "vpic")  # not a run directory
+    rundir.remove_run_dir(link, str(scratch), "vpic")  # a link
+    rundir.remove_run_dir(tmp_path / "iotune-vpic-y", str(scratch), "vpic")  # elsewhere
     assert other.is_dir() and stranger.is_dir() and link.is_symlink()
-    mine = kernelkit.create_run_dir(str(scratch), "vpic", "abc")
+    mine = rundir.create_run_dir(str(scratch), "vpic", "abc")
     (mine / "f").write_text("x")
     assert mine == scratch.resolve() / "iotune-vpic-abc"
-    kernelkit.remove_run_dir(mine, str(scratch), "vpic")
+    rundir.remove_run_dir(mine, str(scratch), "vpic")
     assert not mine.exists() and other.is_dir() and stranger.is_dir()
 
 
-def test_check_scratch_rules(tmp_path: Path) -> None:
-    with pytest.raises(kernelkit.KernelError, match="does not exist"):
-        kernelkit.check_scratch(str(tmp_path / "missing"))
+def test_scratch_rule_is_the_drivers(tmp_path: Path) -> None:
+    with pytest.raises(KernelError, match=r"^--scratch: .*missing does not exist \(the"):
+        rundir.usable_scratch(str(tmp_path / "missing"))
     (tmp_path / "file").write_text("")
-    with pytest.raises(kernelkit.KernelError, match="is not a directory"):
-        kernelkit.check_scratch(str(tmp_path / "file"))
-    assert kernelkit.check_scratch(str(tmp_path)) == tmp_path.resolve()
+    with pytest.raises(KernelError, match="is not a directory"):
+        rundir.usable_scratch(str(tmp_path / "file"))
+    assert rundir.usable_scratch(str(tmp_path)) == tmp_path.resolve()
 
 
 def test_vpic_values_are_exact_float32() -> None:
@@ -215,7 +221,7 @@ def test_ior_filler_matches_the_pattern(transfer: int, offset: int) -> None:
 
 def test_importing_the_kernels_starts_no_mpi() -> None:
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import kernelkit, vpicio, ior; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import vpicio, ior; "
         "bad = [m for m in ('mpi4py', 'h5py') if m in sys.modules]; print(bad); "
         "sys.exit(1 if bad else 0)"
     )
@@ -249,7 +255,8 @@ def test_striping_on_lustre_runs_lfs_setstripe_on_the_run_dir(
     log = fake_lfs(tmp_path, monkeypatch, 0)
     run_dir = tmp_path / "iotune-vpic-1"
     run_dir.mkdir()
-    record = kernelkit.apply_striping(run_dir, {"type": "lustre", "mount": "/lus"}, 4, 2**20)
+    record = rundir.apply_striping(run_dir, {"type": "lustre", "mount": "/lus"},
+                                  {"stripe_count": 4, "stripe_size": 2**20})
     assert log.read_text().splitlines() == [
         f"setstripe -c 4 -S 1048576 {run_dir}",
         f"getstripe -d {run_dir}",
@@ -266,5 +273,17 @@ def test_failing_lfs_is_an_error_not_a_silent_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_lfs(tmp_path, monkeypatch, 3)
-    with pytest.raises(kernelkit.KernelError, match=r"lfs setstripe -c 2 .* exit code 3"):
-        kernelkit.apply_striping(tmp_path, {"type": "lustre", "mount": "/"}, 2, None)
+    with pytest.raises(KernelError, match=r"lfs setstripe -c 2 .* exit code 3"):
+        rundir.apply_striping(tmp_path, {"type": "lustre", "mount": "/"}, {"stripe_count": 2})
+
+
+def test_the_kit_finds_the_catalogue_without_iotune_installed() -> None:
+    # -S: no site-packages, as under an interpreter that has mpi4py but not iotune.
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from kit import arguments; "
+        "print(arguments.count(1)('3'))"
+    )
+    done = subprocess.run([sys.executable, "-S", "-c", code, str(KERNELS)], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3"
