@@ -9,7 +9,6 @@ in flight, and a rerun of the same command skips everything already recorded.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from iotune.designs import design_configurations
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
 from iotune.settings import describe_value
+from iotune.slurm import Allocation
 from iotune.store import Store
 
 
@@ -97,23 +97,12 @@ def done_tasks(store: Store, retry_failed: bool = False) -> set[tuple[str, int]]
     }
 
 
-def slurm_allocation() -> dict[str, int] | None:
-    """Tasks and nodes of the Slurm allocation this process runs in, or None outside one."""
-    if "SLURM_JOB_ID" not in os.environ:
-        return None
-    nodes = int(os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES") or 1)
-    tasks = os.environ.get("SLURM_NTASKS") or os.environ.get("SLURM_NPROCS")
-    cpus = os.environ.get("SLURM_CPUS_ON_NODE")
-    total = int(tasks) if tasks else nodes * int(cpus or 1)
-    return {"nodes": nodes, "tasks": total}
-
-
-def check_fits_allocation(plans: Iterable[ScalePlan], allocation: dict[str, int]) -> None:
+def check_fits_allocation(plans: Iterable[ScalePlan], allocation: Allocation) -> None:
     for plan in plans:
-        if plan.scale.cores > allocation["tasks"]:
+        if plan.scale.cores > allocation.tasks:
             raise ConfigError(
                 f"train.scales: {plan.scale.cores} cores exceed this Slurm allocation's "
-                f"{allocation['tasks']} tasks; ask for more with sbatch -n, or drop that scale"
+                f"{allocation.tasks} tasks; ask for more with sbatch -n, or drop that scale"
             )
 
 

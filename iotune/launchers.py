@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from iotune.errors import ConfigError, LaunchError
+from iotune.slurm import srun_argv
 
 
 @dataclass(frozen=True)
@@ -120,10 +121,7 @@ class SrunLauncher(Launcher):
     """Slurm's ``srun``; inside an allocation it sizes the step to the request."""
 
     def argv(self, request: LaunchRequest) -> list[str]:
-        argv = ["srun", "-n", str(request.ranks)]
-        if request.nodes:
-            argv += ["-N", str(request.nodes)]
-        return [*argv, "--mpi=pmi2", *request.command]
+        return srun_argv(request.ranks, request.command, nodes=request.nodes)
 
 
 @register_launcher("template")

@@ -11,6 +11,7 @@ from pathlib import Path
 from iotune import __version__
 from iotune.campaign import ScalePlan
 from iotune.config import Config
+from iotune.slurm import render_job_script, slurm_time
 from iotune.store import Store
 
 DEFAULT_SECONDS_PER_RUN = 60.0
@@ -40,15 +41,6 @@ def core_hours(plans: Sequence[ScalePlan], per_run: float, cores_per_node: int) 
     return total
 
 
-def slurm_time(seconds: float) -> str:
-    """``HH:MM:SS`` (or ``D-HH:MM:SS``) for sbatch ``--time``, rounded up to whole minutes."""
-    minutes = int(-(-seconds // 60))
-    days, minutes = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(minutes, 60)
-    clock = f"{hours:02d}:{minutes:02d}:00"
-    return f"{days}-{clock}" if days else clock
-
-
 def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
                partition: str | None = None, account: str | None = None) -> str:
     """A complete sbatch script that runs (or resumes) this training campaign."""
@@ -59,30 +51,26 @@ def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
     nodes = -(-max_cores // config.system.cores_per_node)
     runs = sum(len(p.tasks) for p in plans)
     seconds = estimate_seconds(plans, per_run)
-    lines = [
-        "#!/bin/bash",
-        f"#SBATCH --job-name=iotune-train-{config.kernel.name}",
-        f"#SBATCH --nodes={nodes}",
-        f"#SBATCH --ntasks={max_cores}",
-        f"#SBATCH --time={slurm_time(seconds)}",
-        f"#SBATCH --output={config_path.parent / 'iotune-train-%j.out'}",
-    ]
-    if partition:
-        lines.append(f"#SBATCH --partition={partition}")
-    if account:
-        lines.append(f"#SBATCH --account={account}")
+    directives = {
+        "job-name": f"iotune-train-{config.kernel.name}",
+        "nodes": nodes,
+        "ntasks": max_cores,
+        "time": slurm_time(seconds),
+        "output": config_path.parent / "iotune-train-%j.out",
+        "partition": partition or None,
+        "account": account or None,
+    }
     scales = ", ".join(str(p.scale.cores) for p in plans)
-    lines += [
+    return render_job_script(directives, [
         f"# iotune {__version__} training campaign: {runs} runs at {scales} cores,",
         f"# about {per_run:.0f} s per run. Resubmitting resumes where it stopped.",
         "set -euo pipefail",
         f"cd {shlex.quote(str(config_path.parent))}",
         f"{shlex.quote(sys.executable)} -m iotune train -c {shlex.quote(str(config_path))}",
-        "",
-    ]
-    return "\n".join(lines)
+    ])
 
 
 def write_job_script(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` and make it executable (sbatch does not need it; users do)."""
     path.write_text(text)
     path.chmod(0o755)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -28,6 +29,20 @@ def subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     return env
+
+
+@pytest.fixture
+def fake_program(tmp_path: Path):
+    """``fake_program(name, body)``: an executable shell script ``tmp_path/name`` running
+    ``body``, standing in for a site tool (squeue, lfs); returns its path as a string."""
+
+    def make(name: str, body: str) -> str:
+        path = tmp_path / name
+        path.write_text(f"#!/bin/sh\n{body}\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        return str(path)
+
+    return make
 
 
 @pytest.fixture

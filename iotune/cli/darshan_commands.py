@@ -12,25 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
-import yaml
 
 from iotune.cli.common import config_option, format_option, resolve_config
-from iotune.errors import ConfigError, DataError
+from iotune.errors import ConfigError
 from iotune.output import emit, progress, render_pairs, render_table
 
 FORMATS = ("table", "json", "yaml")
-_COUNTER_MODULES = ("POSIX", "MPI-IO", "H5F", "H5D")
 
 
-def _human(n: float) -> str:
-    """``4194304 -> '4 MiB'``: bytes in the largest binary unit, 3 significant digits."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
-        value /= 1024
-    return f"{value:.3g} TiB"
+def _byte_size(text: str, option: str) -> int:
+    from iotune.units import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
 
 
 def _log_argument(func: Any) -> Any:
@@ -68,26 +64,6 @@ def _trace_options(func: Any) -> Any:
                         help="DXT layer (auto: MPI-IO when traced, else POSIX).")(func)
 
 
-def _signature_inputs(log_path: Path, threshold: float, class_index: int | None,
-                      ignored: tuple[str, ...]) -> tuple[Any, Any, np.ndarray, list[str]]:
-    """The log, the chosen class, the feature mask and the ignored feature names."""
-    from iotune.darshan.classes import equivalence_classes, pick_class
-    from iotune.darshan.logfile import read_log
-    from iotune.darshan.records import file_counters
-    from iotune.darshan.signature import feature_mask, unobservable
-
-    log = read_log(log_path, dxt=False)
-    log.require(_COUNTER_MODULES, "a signature")
-    chosen = pick_class(equivalence_classes(file_counters(log), threshold), class_index,
-                        str(log_path))
-    names = list(dict.fromkeys([*unobservable(log.lib_version), *ignored]))
-    try:
-        mask = feature_mask(names)
-    except ValueError as exc:
-        raise ConfigError(f"--ignore-feature: {exc}") from None
-    return log, chosen, mask, names
-
-
 @click.command("profile")
 @_log_argument
 @_threshold_option
@@ -101,16 +77,9 @@ def profile_command(log: Path, threshold: float, fmt: str) -> None:
     grouped into classes of similar signature; the largest class is the one 'iotune
     match' and 'iotune proxy' use by default.
     """
-    from iotune.darshan.classes import equivalence_classes
-    from iotune.darshan.logfile import read_log
-    from iotune.darshan.records import file_counters
-    from iotune.darshan.summary import io_summary, nonzero_bins
+    from iotune.darshan.summary import human_bytes, nonzero_bins, profile_log
 
-    darshan_log = read_log(log, dxt=False)
-    darshan_log.require(_COUNTER_MODULES, "a profile")
-    files = file_counters(darshan_log)
-    classes = equivalence_classes(files, threshold)
-    summary = io_summary(darshan_log, files, classes)
+    summary = profile_log(log, threshold)
     if fmt != "table":
         emit(summary, fmt)
         return
@@ -121,8 +90,8 @@ def profile_command(log: Path, threshold: float, fmt: str) -> None:
         "ranks": job["nprocs"],
         "run time": f"{job['run_time_s']:g} s",
         "darshan": f"{job['darshan']} ({', '.join(job['modules'])})",
-        "written": f"{_human(totals['bytes_written'])} in {totals['writes']} writes",
-        "read": f"{_human(totals['bytes_read'])} in {totals['reads']} reads",
+        "written": f"{human_bytes(totals['bytes_written'])} in {totals['writes']} writes",
+        "read": f"{human_bytes(totals['bytes_read'])} in {totals['reads']} reads",
         "files": f"{totals['files_with_data']} with data of {totals['files']}: "
                  f"{totals['shared_files']} shared, {totals['per_process_files']} per-process",
         "MPI-IO": f"{mpiio['files']} files; writes {mpiio['collective_writes']} collective, "
@@ -166,14 +135,12 @@ def match_command(log: Path, class_index: int | None, threshold: float,
     kernel runs given with --kernel-log are compared too. 'pairwise' normalises each
     pair of vectors, 'range' min-max scales each feature over all the signatures.
     """
-    from iotune.darshan.match import catalogue, rank_references, references_from_logs
+    from iotune.darshan.match import match_document
+    from iotune.darshan.target import signature_target
 
-    _, chosen, mask, names = _signature_inputs(log, threshold, class_index, ignored)
-    refs = catalogue(chosen.representative, chosen.vector)
-    refs += references_from_logs(list(kernel_logs))
-    rows = rank_references(chosen.vector, refs, mask)
-    data = {"log": str(log), "class": chosen.index, "representative": chosen.representative.name,
-            "ignored_features": names, "ranking": rows}
+    target = signature_target(log, threshold, class_index, ignored)
+    data = match_document(target, kernel_logs)
+    rows, chosen, names = data["ranking"], target.chosen, target.ignored
     table = [{k: r[k] for k in ("rank", "kernel", "pairwise", "range", "source")} for r in rows]
     head = (f"{log}: class {chosen.index} ({chosen.representative.name}, "
             f"{chosen.share:.1%} of the bytes)")
@@ -210,55 +177,30 @@ def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int 
       iotune proxy app.darshan -o proxy.yaml
       iotune tune --kernel proxy.yaml --cores 4
     """
-    from iotune.darshan.proxy import proxy_document, write_proxy
-    from iotune.darshan.search import SEARCH_KERNELS, SearchOptions, search_kernels
-    from iotune.units import parse_bytes
+    from iotune.darshan.proxy import find_proxy, write_proxy
+    from iotune.darshan.search import SEARCH_KERNELS, SearchOptions
+    from iotune.darshan.target import signature_target
 
-    cap = None
-    if max_bytes_per_rank is not None:
-        try:
-            cap = parse_bytes(max_bytes_per_rank)
-        except ValueError as exc:
-            raise ConfigError(f"--max-bytes-per-rank: {exc}") from None
-    darshan_log, chosen, mask, names = _signature_inputs(log, threshold, class_index, ignored)
+    cap = None if max_bytes_per_rank is None else _byte_size(max_bytes_per_rank,
+                                                              "--max-bytes-per-rank")
+    target = signature_target(log, threshold, class_index, ignored)
     kernels = SEARCH_KERNELS if kernel_choice == "auto" else (kernel_choice,)
     options = SearchOptions(population=population, generations=generations, seed=seed,
                             max_bytes_per_rank=cap)
-    progress(f"iotune: searching {', '.join(kernels)} for class {chosen.index} of {log}")
-    results = search_kernels(chosen.representative, chosen.vector, mask, kernels, options,
-                             progress)
-    best = results[0]
-    if best.similarity < 0:
-        raise DataError(f"--max-bytes-per-rank {max_bytes_per_rank}: no kernel configuration "
-                        "writes that little per rank")
-    candidate = best.candidate
-    document = proxy_document(candidate.kernel, candidate.args, candidate.settings(),
-                              candidate.ranks, best.similarity, str(log), darshan_log.sha256,
-                              chosen.index, names)
-    write_proxy(output, document)
-    data = {**document, "output": str(output), "search": [
-        {"kernel": r.kernel, "similarity": round(r.similarity, 6),
-         "genetic_similarity": round(r.genetic_similarity, 6), "evaluations": r.evaluations,
-         "generations": r.generations, "args": dict(r.candidate.args),
-         "collective": r.candidate.collective} for r in results]}
+    progress(f"iotune: searching {', '.join(kernels)} for class {target.chosen.index} of {log}")
+    found = find_proxy(target, kernels, options, progress)
+    write_proxy(output, found.document)
+    data = {**found.document, "output": str(output), "search": found.search_rows()}
     table = render_table([{k: row[k] for k in ("kernel", "similarity", "genetic_similarity",
                                                "generations", "evaluations")}
                           for row in data["search"]])
-    text = (f"Proxy for {log} (class {chosen.index}): {candidate.kernel} at "
-            f"{candidate.ranks} ranks, similarity {best.similarity:.4f}\n"
+    candidate = found.candidate
+    text = (f"Proxy for {log} (class {target.chosen.index}): {candidate.kernel} at "
+            f"{candidate.ranks} ranks, similarity {found.results[0].similarity:.4f}\n"
             + render_pairs({**candidate.args, **candidate.settings()})
             + f"\n\n{table}\n\nwrote {output}; tune it with: iotune tune --kernel {output} "
             f"--cores {candidate.ranks}")
     emit(data, fmt, text=text)
-
-
-def _phases_of(log: Path, module: str, gap: float) -> tuple[Any, list[Any], str]:
-    from iotune.darshan.phases import find_phases
-    from iotune.darshan.trace import read_trace
-
-    trace = read_trace(log)
-    ops = trace.select(module)
-    return trace, find_phases(ops, gap), str(ops["module"].iloc[0])
 
 
 @click.command("phases")
@@ -275,18 +217,15 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
     the ranks' runs of consecutive operations of one kind and request size, without a
     pause longer than --gap, that happen at the same time (see docs/darshan.md).
     """
-    _, phases, chosen = _phases_of(log, module, gap)
-    shown = [p for p in phases if show_all or p.relevant]
-    rows = [p.row() for p in shown]
-    data = {"log": str(log), "module": chosen, "gap_s": gap, "phases_total": len(phases),
-            "phases": rows}
-    for row in rows:
-        row["weight"] = _human(float(str(row["weight_bytes"])))
+    from iotune.darshan.phases import trace_phases
+
+    found = trace_phases(log, module, gap)
+    data = found.document(show_all)
     columns = ["phase", "op", "request_size", "pattern", "file", "ranks", "per_rank", "weight",
                "start_s", "duration_s"]
-    head = (f"{log}: {len(phases)} phases in {chosen}"
-            + ("" if show_all else f", {len(shown)} relevant (--all shows every one)"))
-    emit(data, fmt, text=head + "\n" + render_table(rows, columns))
+    head = (f"{log}: {len(found.phases)} phases in {found.module}"
+            + ("" if show_all else f", {len(data['phases'])} relevant (--all shows every one)"))
+    emit(data, fmt, text=head + "\n" + render_table(data["phases"], columns))
 
 
 @click.command("characterize")
@@ -319,39 +258,28 @@ def characterize_command(log: Path, output: Path, module: str, gap: float,
     """
     from iotune.backends.mpi import MpiBackend
     from iotune.darshan.characterize import (
-        CHARACTERIZATION_SCHEMA_VERSION,
         DEFAULT_MAX_RANKS,
-        measure,
+        characterize,
+        ior_api,
         plan,
+        write_characterization,
     )
-    from iotune.units import parse_bytes
+    from iotune.darshan.phases import trace_phases
+    from iotune.darshan.summary import human_bytes
 
-    try:
-        cap = parse_bytes(max_bytes_per_rank)
-    except ValueError as exc:
-        raise ConfigError(f"--max-bytes-per-rank: {exc}") from None
-    trace, phases, chosen = _phases_of(log, module, gap)
-    relevant = [p for p in phases if p.relevant]
-    kernel_api = api if api != "auto" else ("mpiio" if chosen == "DXT_MPIIO" else "posix")
-    runs = plan(relevant, kernel_api, ranks or DEFAULT_MAX_RANKS, cap)
+    cap = _byte_size(max_bytes_per_rank, "--max-bytes-per-rank")
+    found = trace_phases(log, module, gap)
+    runs = plan(found.relevant, ior_api(api, found.module), ranks or DEFAULT_MAX_RANKS, cap)
     config = resolve_config(config_path)
     if scratch is not None:
         config = dataclasses.replace(
             config, system=dataclasses.replace(config.system, scratch=scratch.resolve()))
-    backend = MpiBackend(config)
-    rows = measure(runs, backend, repeat, progress)
-    failed = [r for r in rows if "bandwidth_bytes_s" not in r]
-    if not rows or len(failed) == len(rows):
-        reason = failed[0].get("error") if failed else "no relevant phase"
-        raise DataError(f"{log}: no phase pattern could be measured ({reason})")
-    document = {"schema_version": CHARACTERIZATION_SCHEMA_VERSION, "source_log": str(log),
-                "source_sha256": trace.sha256, "module": chosen, "gap_s": gap,
-                "system": config.system.name, "fs_type": backend.fs_type, "patterns": rows}
-    output.write_text(yaml.safe_dump(document, sort_keys=False))
-    table = [{"pattern": r["key"], "ranks": r["ranks"], "bytes": _human(r["bytes"]),
+    document = characterize(found, runs, MpiBackend(config), repeat, progress)
+    write_characterization(output, document)
+    table = [{"pattern": r["key"], "ranks": r["ranks"], "bytes": human_bytes(r["bytes"]),
               "bandwidth_MiB_s": (r["bandwidth_bytes_s"] / 2**20
                                   if "bandwidth_bytes_s" in r else None),
-              "error": r.get("error")} for r in rows]
+              "error": r.get("error")} for r in document["patterns"]]
     text = render_table(table) + f"\n\nwrote {output}"
     emit({**document, "output": str(output)}, fmt, text=text)
 
@@ -374,23 +302,12 @@ def estimate_command(log: Path, characterization: Path, module: str, gap: float,
     the trace) and of the total (the traced phases, --measured when given, and the
     log's read and write time counters per rank when the log has them).
     """
-    from iotune.darshan.estimate import (
-        check_measured,
-        counters_io_time,
-        estimate,
-        read_characterization,
-    )
+    from iotune.darshan.estimate import estimate_log
 
-    check_measured(measured)
-    patterns = read_characterization(characterization)
-    trace, phases, chosen = _phases_of(log, module, gap)
-    counters = counters_io_time(trace.files, chosen) if trace.files else None
-    result = estimate(phases, patterns, measured, counters)
-    data = {"log": str(log), "module": chosen, "characterization": str(characterization),
-            **result}
-    relevant = {p.index for p in phases if p.relevant}
-    rows = [r for r in result["phases"] if show_all or r["phase"] in relevant]
-    total = result["total"]
+    result = estimate_log(log, characterization, module, gap, measured)
+    data = result.document
+    rows = result.phase_rows(show_all)
+    total = data["total"]
     lines = [
         f"estimated I/O time  {total['estimated_s']:.4g} s",
         f"measured ({total['measured_from']})  {total['measured_s']:.4g} s, relative error "

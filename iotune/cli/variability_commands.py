@@ -5,17 +5,21 @@ Thin commands over :mod:`iotune.variability`; ``docs/variability.md`` explains t
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from iotune.cli.common import config_option, format_option, resolve_config
-from iotune.errors import ConfigError, DataError, StoreError
+from iotune.errors import ConfigError
 from iotune.output import emit, progress, render_pairs, render_table
 from iotune.store import Store
-from iotune.units import format_bytes, parse_duration, positive_bytes
+from iotune.units import parse_duration, positive_bytes
+
+if TYPE_CHECKING:
+    from iotune.config import Config
+    from iotune.variability.probe import ProbeSettings
+    from iotune.variability.samples import Samples
 
 
 def _duration(value: str, option: str) -> float:
@@ -27,12 +31,6 @@ def _duration(value: str, option: str) -> float:
 
 def _store(config_path: Path | None, store_path: Path | None) -> Store:
     return Store(store_path if store_path is not None else resolve_config(config_path).store)
-
-
-def _records(store: Store) -> list[dict[str, Any]]:
-    if not store.exists():
-        raise StoreError(f"store {store.path}: no such file")
-    return store.records()
 
 
 def _store_option(func: Any) -> Any:
@@ -108,92 +106,38 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     emit(summary, fmt, text=render_pairs(summary))
 
 
-def _probe(config: Any, scratch: Path | None, osts: str | None, store: Store,
-           settings: Any) -> dict[str, Any]:
-    from iotune.fsinfo import filesystem_of, is_lustre
-    from iotune.variability.probe import lustre_osts, parse_osts, run_probe
+def _probe(config: Config, scratch: Path | None, osts: str | None, store: Store,
+           settings: ProbeSettings) -> dict[str, Any]:
+    from iotune.variability.probe import probe_directory
 
     directory = scratch if scratch is not None else config.system.scratch
-    if not Path(directory).is_dir():
-        raise ConfigError(f"system.scratch: {directory} is not a directory")
-    fs_type, _ = filesystem_of(directory)
-    chosen: list[int] | None = None
-    if is_lustre(fs_type):
-        chosen = parse_osts(osts) if osts else lustre_osts(directory, config.system.ost_count)
-    elif osts:
-        raise ConfigError(f"--osts: {directory} is on {fs_type}, not Lustre; OSTs cannot be "
-                          "chosen there")
-    summary = run_probe(directory, store, settings, osts=chosen, fs_type=fs_type,
-                        system=config.system.name, progress=progress)
+    summary = probe_directory(directory, store, settings, osts=osts,
+                              ost_count=config.system.ost_count, system=config.system.name,
+                              progress=progress)
     progress(f"iotune: probe stopped ({summary.stopped_by}): {summary.recorded} round(s) "
              f"recorded, {summary.dropped} unfinished round(s) dropped; probe files removed")
-    return {"probe_id": summary.probe_id, "stopped_by": summary.stopped_by,
-            "rounds_recorded": summary.recorded, "rounds_dropped": summary.dropped,
-            "targets": len(summary.targets), "queue_snapshots": summary.queue_snapshots,
-            "fs_type": fs_type, "store": str(store.path)}
+    return {**summary.as_dict(), "store": str(store.path)}
 
 
-def _simulate_rounds(sim_system: str, store: Store, settings: Any, targets: int, noise: float,
-                     seed: int) -> dict[str, Any]:
-    import time
-
-    import numpy as np
-
+def _simulate_rounds(sim_system: str, store: Store, settings: ProbeSettings, targets: int,
+                     noise: float, seed: int) -> dict[str, Any]:
     from iotune.sim import load_system
-    from iotune.variability.simulate import simulate_probe_trace
+    from iotune.variability.simulate import record_simulated_probe
 
     system = load_system(sim_system)
-    if settings.rounds is not None:
-        rounds = settings.rounds
-    elif settings.duration_s is not None:
-        rounds = max(1, int(settings.duration_s // settings.interval_s))
-    else:
-        raise ConfigError("--duration: 'none' needs --rounds with --simulate")
-    start = time.time() - rounds * settings.interval_s
-    records = simulate_probe_trace(system, rounds, np.random.default_rng(seed), targets=targets,
-                                   size=settings.size, noise=noise,
-                                   interval_s=settings.interval_s, start=start,
-                                   queue=settings.queue != "none")
-    for record in records:
-        store.append(record)
+    records = record_simulated_probe(system, store, settings, targets=targets, noise=noise,
+                                     seed=seed)
     progress(f"iotune: wrote {len(records)} SIMULATED probe round(s) of {system.name} "
              f"({targets} targets, noise {noise:g}) to {store.path}")
     return {"probe_id": records[0]["probe_id"], "simulated": True, "system": system.name,
             "rounds_recorded": len(records), "targets": targets, "store": str(store.path)}
 
 
-def _probe_latencies(records: list[dict[str, Any]], backend: str | None
-                     ) -> tuple[Any, str, int | None]:
-    """The probe frame of one backend and one probe size, its backend and size."""
-    from iotune.variability.classify import choose_backend, probe_frame, probe_records
+def _samples(config_path: Path | None, store_path: Path | None, source: str,
+             backend: str | None) -> Samples:
+    from iotune.variability.samples import samples_of, store_records
 
-    rounds = probe_records(records)
-    chosen = choose_backend(rounds, backend, "probe rounds")
-    rounds = [r for r in rounds if r.get("backend") == chosen]
-    sizes = sorted({r.get("size_bytes") for r in rounds}, key=str)
-    if len(sizes) > 1:
-        raise DataError(f"probe rounds of several sizes ({', '.join(map(str, sizes))} bytes) "
-                        "in the store; their latencies do not share one mixture")
-    return probe_frame(rounds), chosen, sizes[0] if sizes else None
-
-
-def _samples(source: str, records: list[dict[str, Any]], backend: str | None
-             ) -> tuple[Any, str, str, str]:
-    """(frame, value column, unit, description) of the samples of ``source``."""
-    from iotune.variability.classify import choose_backend, relative_run_times
-
-    if source == "probe":
-        frame, chosen, size = _probe_latencies(records, backend)
-        what = f"probe latencies (backend {chosen}, {format_bytes(size or 0)} writes)"
-        return frame, "latency", "s", what
-    from iotune.variability.classify import RUN_CAMPAIGNS
-
-    runs = [r for r in records if r.get("campaign") in RUN_CAMPAIGNS and r.get("status") == "ok"]
-    chosen = choose_backend(runs, backend, "measurements")
-    frame = relative_run_times(r for r in runs if r.get("backend") == chosen)
-    what = (f"measured times relative to their configuration's median (backend {chosen}, "
-            "configurations with >= 3 measurements)")
-    return frame, "relative", "rel", what
+    return samples_of(store_records(_store(config_path, store_path)), source, backend)
 
 
 @click.command("states")
@@ -221,38 +165,18 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
       iotune states --source runs --backend sim --format json
       iotune states --label sample --seed 3 --samples --format csv
     """
-    from iotune.variability.classify import label_latencies
-    from iotune.variability.state import fit_state_model
+    from iotune.variability.analysis import label_states
 
-    frame, column, unit, what = _samples(source, _records(_store(config_path, store_path)),
-                                         backend)
-    values = [] if frame.empty else [float(v) for v in frame[column]]
-    model = fit_state_model(values)
-    labels = label_latencies(model, values, method, seed)
-    posterior = model.posteriors(values)
-    mix = model.mixture
-    components = [{"state": c.name, "weight": c.weight, f"median_{unit}": c.median,
-                   f"mean_{unit}": c.mean, "sigma": c.sigma} for c in mix.components]
-    counts = {"idle": labels.count("idle"), "busy": labels.count("busy")}
-    data: dict[str, Any] = {
-        "source": source, "samples_of": what, "samples": mix.n, "unit": unit,
-        "components": components, "bimodal": mix.bimodal, "bic_two_states": mix.bic,
-        "bic_one_state": mix.bic_one, "label": method, "labels": counts,
-    }
-    if method == "sample":
-        data["seed"] = seed
-    rows = components
-    if show_samples:
-        keep = [c for c in ("time", "probe_id", "target", "config_key") if c in frame.columns]
-        rows = [{**{c: frame.iloc[i][c] for c in keep}, column: values[i],
-                 "posterior_busy": float(posterior[i]), "state": labels[i]}
-                for i in range(len(values))]
-        data["samples_labelled"] = rows
+    states = label_states(_samples(config_path, store_path, source, backend), method, seed)
+    data = states.document(with_samples=show_samples)
+    rows = data["samples_labelled"] if show_samples else data["components"]
+    mix = states.model.mixture
     verdict = ("yes" if mix.bimodal else "no (one log-normal fits as well; every sample is "
                                          "labelled idle)")
-    summary = {"samples": f"{mix.n} {what}", "two states": verdict,
+    summary = {"samples": f"{mix.n} {states.samples.description}", "two states": verdict,
                "BIC": f"{mix.bic:.1f} with two states, {mix.bic_one:.1f} with one",
-               f"labels ({method})": f"idle {counts['idle']}, busy {counts['busy']}"}
+               f"labels ({method})": f"idle {states.counts['idle']}, busy "
+                                     f"{states.counts['busy']}"}
     text = render_table(rows) + "\n\n" + render_pairs(summary)
     emit(data, fmt, rows=rows, text=text)
 
@@ -289,56 +213,30 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
       iotune classify                       # next-round state from the probe store
       iotune classify --classifier svm --folds 8 --horizon 2 --format json
     """
-    from iotune.variability.classify import (
-        CLASSIFIERS,
-        add_window_features,
-        cross_validate_classifiers,
-        label_latencies,
-        labelled_samples,
-        majority_accuracy,
-    )
-    from iotune.variability.state import fit_state_model
+    from iotune.variability.analysis import classify_states, parse_classifiers
 
-    names = [n.strip() for n in classifier_list.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CLASSIFIERS]
-    if unknown or not names:
-        raise ConfigError(f"--classifier: {(unknown or [classifier_list])[0]!r} is not one of "
-                          f"{', '.join(CLASSIFIERS)}")
+    names = parse_classifiers(classifier_list)
     window_s = _duration(window, "--window")
-    frame, column, _, what = _samples(source, _records(_store(config_path, store_path)), backend)
-    if source == "runs":
-        if horizon != 1:
-            progress("iotune: --horizon does not apply to --source runs (the measurement's own "
-                     "state is predicted)")
-        horizon = 0
-        if frame.empty or frame["latency"].isna().all():
-            raise DataError("classify --source runs: no measurement carries a probe latency "
-                            "(record field probe.latency_s); tune with state awareness first, "
-                            "or use --source probe")
-        frame = frame[frame["latency"].notna()].reset_index(drop=True)
-    values = [] if frame.empty else [float(v) for v in frame[column]]
-    model = fit_state_model(values)
-    labels = label_latencies(model, values, method, seed)
-    frame = add_window_features(frame, window_s)
-    samples = labelled_samples(frame, labels, horizon=horizon, use_queue=not no_queue)
-    scores = cross_validate_classifiers(samples, classifiers=names, folds=folds, seed=seed)
-    rows = [s.as_dict() for s in scores]
-    data = {"source": source, "samples_of": what, "samples": int(samples.labels.size),
-            "busy_share": samples.busy_share, "majority_accuracy": majority_accuracy(samples),
-            "features": list(samples.features.columns), "folds": folds, "horizon": horizon,
-            "window_s": window_s, "label": method, "seed": seed, "classifiers": rows}
+    samples = _samples(config_path, store_path, source, backend)
+    if source == "runs" and horizon != 1:
+        progress("iotune: --horizon does not apply to --source runs (the measurement's own "
+                 "state is predicted)")
+    result = classify_states(samples, classifiers=names, folds=folds, horizon=horizon,
+                             window_s=window_s, method=method, use_queue=not no_queue,
+                             seed=seed)
+    data = result.document()
+    rows = data["classifiers"]
     table = render_table([{"classifier": r["classifier"],
                            "accuracy": f"{r['accuracy']:.3f} ± {r['accuracy_std']:.3f}",
                            "roc_auc": f"{r['roc_auc']:.3f} ± {r['roc_auc_std']:.3f}",
                            "method": r["description"]} for r in rows])
-    ahead = ("the measurement's own state" if source == "runs" else
-             f"state {horizon} round(s) ahead" if horizon else "the sample's own state")
-    summary = {"samples": f"{samples.labels.size} ({what})",
-               "predicts": f"{ahead}, labels by {method}",
-               "busy share": f"{samples.busy_share:.3f} (always guessing "
-                             f"{'busy' if samples.busy_share > 0.5 else 'idle'}: accuracy "
-                             f"{majority_accuracy(samples):.3f})",
-               "features": ", ".join(samples.features.columns),
+    busy_share = data["busy_share"]
+    summary = {"samples": f"{data['samples']} ({samples.description})",
+               "predicts": f"{result.predicts}, labels by {method}",
+               "busy share": f"{busy_share:.3f} (always guessing "
+                             f"{'busy' if busy_share > 0.5 else 'idle'}: accuracy "
+                             f"{data['majority_accuracy']:.3f})",
+               "features": ", ".join(data["features"]),
                "validation": f"stratified {folds}-fold, shuffled, seed {seed}"}
     emit(data, fmt, rows=rows, text=table + "\n\n" + render_pairs(summary))
 
@@ -369,7 +267,8 @@ def placement_command(config_path: Path | None, store_path: Path | None, backend
       iotune placement --idle 120 --busy 36 --t-idle 1.9 --t-busy 2.7
       iotune placement --total 288GiB        # states and times from the probe store
     """
-    from iotune.variability.placement import placement
+    from iotune.variability.analysis import latest_probe_states, placement_document
+    from iotune.variability.samples import store_records
 
     if (n_idle is None) != (n_busy is None):
         raise ConfigError("--idle/--busy: give both target counts, or neither to take them "
@@ -378,24 +277,13 @@ def placement_command(config_path: Path | None, store_path: Path | None, backend
         raise ConfigError("--t-idle/--t-busy: give both times, or neither to take them from "
                           "the store's mixture")
     total = positive_bytes(total_text, "--total") if total_text else None
-    extra: dict[str, Any] = {}
-    if n_idle is None or t_idle is None:
-        from_store = _from_store(_records(_store(config_path, store_path)), backend)
-        if n_idle is None:
-            n_idle, n_busy = from_store["n_idle"], from_store["n_busy"]
-            extra["idle_targets"] = from_store["idle_targets"]
-            extra["busy_targets"] = from_store["busy_targets"]
-            extra["round_time"] = from_store["round_time"]
-        if t_idle is None:
-            t_idle, t_busy = from_store["t_idle"], from_store["t_busy"]
-            extra["times_from"] = from_store["what"]
-    assert n_busy is not None and t_busy is not None
-    advice = placement(n_idle, n_busy, t_idle, t_busy)
-    data = {**advice.as_dict(), **extra}
-    if total is not None:
-        data["total_bytes"] = total
-        data["bytes_per_idle_target"] = math.floor(total * advice.idle_share)
-        data["bytes_per_busy_target"] = math.floor(total * advice.busy_share)
+    counts = None if n_idle is None or n_busy is None else (n_idle, n_busy)
+    times = None if t_idle is None or t_busy is None else (t_idle, t_busy)
+    probe_states = None
+    if counts is None or times is None:
+        probe_states = latest_probe_states(store_records(_store(config_path, store_path)),
+                                           backend)
+    data = placement_document(counts, times, probe_states, total)
     emit(data, fmt, text=render_pairs(_placement_text(data)))
 
 
@@ -418,27 +306,6 @@ def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
         lines["idle targets"] = " ".join(data["idle_targets"]) or "none"
         lines["busy targets"] = " ".join(data["busy_targets"]) or "none"
     return lines
-
-
-def _from_store(records: list[dict[str, Any]], backend: str | None) -> dict[str, Any]:
-    """Counts of the latest probe round and the mixture means of the store's probes."""
-    from iotune.variability.state import fit_state_model
-
-    frame, chosen, size = _probe_latencies(records, backend)
-    values = [] if frame.empty else [float(v) for v in frame["latency"]]
-    model = fit_state_model(values, size_bytes=size)
-    last = frame[(frame["probe_id"] == frame["probe_id"].iloc[-1])
-                 & (frame["round"] == frame["round"].iloc[-1])]
-    labels = model.labels([float(v) for v in last["latency"]])
-    names = [str(t) for t in last["target"]]
-    return {
-        "n_idle": labels.count("idle"), "n_busy": labels.count("busy"),
-        "idle_targets": [n for n, s in zip(names, labels, strict=True) if s == "idle"],
-        "busy_targets": [n for n, s in zip(names, labels, strict=True) if s == "busy"],
-        "round_time": float(last["time"].iloc[0]),
-        "t_idle": model.mixture.idle.mean, "t_busy": model.mixture.busy.mean,
-        "what": f"mixture means of {model.mixture.n} probe latencies (backend {chosen})",
-    }
 
 
 COMMANDS = [probe_command, states_command, classify_command, placement_command]

@@ -11,6 +11,20 @@ The bandwidth of a pattern is the bytes written divided by the time ranks spent 
 calls (the kernel's ``write`` phase, slowest rank): the same quantity a DXT phase's wall
 time measures. The ior kernel only writes, so read phases are characterised by the write
 of the same pattern (``measured_as: write``).
+
+The characterisation file (``schema_version`` 1) that ``iotune estimate`` reads::
+
+    schema_version: 1
+    source_log: app.darshan      # the trace whose phases were characterised
+    source_sha256: 3f1c...
+    module: DXT_MPIIO            # the traced layer
+    gap_s: 0.01
+    system: local                # the config's system.name
+    fs_type: lustre              # the file system of the scratch directory
+    patterns:                    # one per distinct pattern (see measure)
+    - {key: write 1048576 shared, op: write, request_size: 1048576, shared: true,
+       ranks: 4, args: {...}, measured_as: write, runs: 1, bytes: 67108864,
+       bandwidth_bytes_s: 512000000.0, write_time_s: 0.131}
 """
 
 from __future__ import annotations
@@ -18,12 +32,18 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from iotune.backends.base import Backend, RunRequest
-from iotune.darshan.phases import Phase
+from iotune.darshan.phases import Phase, TracePhases
 from iotune.errors import DataError
 from iotune.kernels import get_kernel
+
+if TYPE_CHECKING:
+    from iotune.backends.mpi import MpiBackend
 
 CHARACTERIZATION_SCHEMA_VERSION = 1
 DEFAULT_MAX_BYTES_PER_RANK = 64 * 2**20
@@ -101,3 +121,34 @@ def measure(runs: Sequence[PatternRun], backend: Backend, repeat: int = 1,
             row["error"] = errors[-1] if errors else "not run"
         rows.append(row)
     return rows
+
+
+def ior_api(api: str, module: str) -> str:
+    """The ior ``api`` to measure a trace of ``module`` with: ``api`` itself, or for
+    ``auto`` mpiio when the trace is MPI-IO's (``DXT_MPIIO``), else posix."""
+    if api != "auto":
+        return api
+    return "mpiio" if module == "DXT_MPIIO" else "posix"
+
+
+def characterize(phases: TracePhases, runs: Sequence[PatternRun], backend: MpiBackend,
+                 repeat: int = 1,
+                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Measure ``runs`` (:func:`plan` of ``phases``) with ``backend`` and return the
+    characterisation document (module doc), patterns that failed included with their
+    ``error``. DataError when no pattern could be measured at all."""
+    rows = measure(runs, backend, repeat, progress)
+    failed = [r for r in rows if "bandwidth_bytes_s" not in r]
+    if not rows or len(failed) == len(rows):
+        reason = failed[0].get("error") if failed else "no relevant phase"
+        raise DataError(f"{phases.trace.path}: no phase pattern could be measured ({reason})")
+    return {"schema_version": CHARACTERIZATION_SCHEMA_VERSION,
+            "source_log": str(phases.trace.path), "source_sha256": phases.trace.sha256,
+            "module": phases.module, "gap_s": phases.gap_s,
+            "system": backend.config.system.name, "fs_type": backend.fs_type,
+            "patterns": rows}
+
+
+def write_characterization(path: Path, document: dict[str, Any]) -> None:
+    """Write a characterisation ``document`` as YAML (keys in their order) to ``path``."""
+    path.write_text(yaml.safe_dump(document, sort_keys=False))

@@ -17,13 +17,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from iotune.darshan.characterize import CHARACTERIZATION_SCHEMA_VERSION
-from iotune.darshan.phases import Phase
+from iotune.darshan.phases import DEFAULT_GAP_S, Phase, TracePhases, trace_phases
 from iotune.darshan.records import FileCounters
 from iotune.errors import DataError
 
@@ -143,3 +144,38 @@ def check_measured(value: float | None) -> None:
     """DataError unless a given measured time is a positive, finite number of seconds."""
     if value is not None and (not math.isfinite(value) or value <= 0):
         raise DataError(f"measured time {value}: must be a positive number of seconds")
+
+
+@dataclass(frozen=True)
+class LogEstimate:
+    """The estimate of one trace's I/O time: its ``phases`` and the ``document`` that
+    ``iotune estimate`` reports (:func:`estimate` with the log, layer and file names)."""
+
+    phases: TracePhases
+    document: dict[str, Any]
+
+    def phase_rows(self, show_all: bool = False) -> list[dict[str, Any]]:
+        """The document's phase rows: every one, or only the relevant phases'."""
+        relevant = {p.index for p in self.phases.relevant}
+        return [r for r in self.document["phases"] if show_all or r["phase"] in relevant]
+
+
+def estimate_log(path: str | os.PathLike[str], characterization: str | os.PathLike[str],
+                 module: str = "auto", gap: float = DEFAULT_GAP_S,
+                 measured: float | None = None) -> LogEstimate:
+    """Estimate the I/O time of the trace at ``path`` from a characterisation file.
+
+    Phases as :func:`~iotune.darshan.phases.trace_phases` finds them; the total is
+    compared with ``measured`` seconds when given, else with the traced time, and with
+    the log's read and write time counters when it has them. DataError for a measured time
+    that is not positive, an unusable characterisation file or a file without a trace.
+    """
+    check_measured(measured)
+    patterns = read_characterization(characterization)
+    found = trace_phases(path, module, gap)
+    files = found.trace.files
+    counters = counters_io_time(files, found.module) if files else None
+    result = estimate(found.phases, patterns, measured, counters)
+    document = {"log": str(found.trace.path), "module": found.module,
+                "characterization": str(characterization), **result}
+    return LogEstimate(found, document)

@@ -15,16 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from iotune.darshan.analytic import COLLECTIVE_DEFAULT, VPIC_DATASETS, Candidate, kernel_file
 from iotune.darshan.classes import equivalence_classes, pick_class
-from iotune.darshan.logfile import read_log
-from iotune.darshan.records import FileCounters, file_counters
+from iotune.darshan.records import FileCounters, read_counters
 from iotune.darshan.search import LogHints
 from iotune.darshan.signature import FEATURE_INDEX, signature
 from iotune.darshan.similarity import similarities
+from iotune.darshan.target import SignatureTarget
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,8 @@ def references_from_logs(paths: Sequence[Path]) -> list[Reference]:
     """The primary signature of each Darshan log (of a kernel run), named by file stem."""
     refs = []
     for path in paths:
-        log = read_log(path, dxt=False)
-        log.require(("POSIX", "MPI-IO", "H5F", "H5D"), "a kernel signature")
-        chosen = pick_class(equivalence_classes(file_counters(log)), None, str(path))
+        _, files = read_counters(path, "a kernel signature")
+        chosen = pick_class(equivalence_classes(files), None, str(path))
         refs.append(Reference(path.stem, str(path), chosen.vector))
     return refs
 
@@ -107,3 +107,16 @@ def rank_references(target_vector: np.ndarray, refs: Sequence[Reference],
     for i, row in enumerate(rows, start=1):
         row["rank"] = i
     return rows
+
+
+def match_document(target: SignatureTarget,
+                   kernel_logs: Sequence[Path] = ()) -> dict[str, Any]:
+    """The ``iotune match`` document: the kernel variants (:func:`catalogue`) and the
+    logs of kernel runs ``kernel_logs`` ranked against ``target``'s chosen class."""
+    chosen = target.chosen
+    refs = catalogue(chosen.representative, chosen.vector)
+    refs += references_from_logs(list(kernel_logs))
+    return {"log": str(target.log.path), "class": chosen.index,
+            "representative": chosen.representative.name,
+            "ignored_features": target.ignored,
+            "ranking": rank_references(chosen.vector, refs, target.mask)}

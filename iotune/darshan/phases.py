@@ -22,10 +22,14 @@ of the total phase time or moves at least 1% of the bytes (the paper's 1% rule).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
+from iotune.darshan.summary import human_bytes
+from iotune.darshan.trace import Trace, read_trace
 from iotune.errors import DataError
 
 DEFAULT_GAP_S = 0.01
@@ -164,3 +168,37 @@ def _finish(phases: list[Phase]) -> list[Phase]:
         out.append(Phase(i, p.module, p.op, p.request_size, p.pattern, p.shared, p.ranks,
                          p.files, p.operations, p.weight, p.start, p.end, relevant))
     return out
+
+
+@dataclass(frozen=True)
+class TracePhases:
+    """The phases found in one DXT layer (``module``, e.g. ``DXT_MPIIO``) of ``trace``."""
+
+    trace: Trace
+    module: str
+    gap_s: float
+    phases: list[Phase]
+
+    @property
+    def relevant(self) -> list[Phase]:
+        return [p for p in self.phases if p.relevant]
+
+    def document(self, show_all: bool = False) -> dict[str, Any]:
+        """The ``iotune phases`` document: every phase, or only the relevant ones, each
+        with its ``weight`` also in binary units."""
+        shown = self.phases if show_all else self.relevant
+        rows: list[dict[str, Any]] = [p.row() for p in shown]
+        for row in rows:
+            row["weight"] = human_bytes(float(row["weight_bytes"]))
+        return {"log": str(self.trace.path), "module": self.module, "gap_s": self.gap_s,
+                "phases_total": len(self.phases), "phases": rows}
+
+
+def trace_phases(path: str | os.PathLike[str], module: str = "auto",
+                 gap: float = DEFAULT_GAP_S) -> TracePhases:
+    """:func:`find_phases` in the DXT trace at ``path`` (a binary Darshan log or a
+    darshan-dxt-parser dump), in layer ``module`` (``auto``: MPI-IO when traced, else
+    POSIX; ``posix``; ``mpiio``). DataError when the file has no such trace."""
+    trace = read_trace(path)
+    ops = trace.select(module)
+    return TracePhases(trace, str(ops["module"].iloc[0]), gap, find_phases(ops, gap))

@@ -1,7 +1,7 @@
 """The proxy file: the kernel configuration that stands in for an application.
 
-``iotune proxy`` writes it; ``iotune tune --kernel proxy.yaml`` reads it with
-:func:`load_proxy`. Layout (``schema_version`` 1)::
+``iotune proxy`` finds it (:func:`find_proxy`) and writes it; ``iotune tune --kernel
+proxy.yaml`` reads it with :func:`load_proxy`. Layout (``schema_version`` 1)::
 
     schema_version: 1
     kernel: ior                  # ior | vpic
@@ -21,15 +21,21 @@ Every problem raises :class:`~iotune.errors.ConfigError` naming the key and the 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from iotune.errors import ConfigError
+from iotune.errors import ConfigError, DataError
 from iotune.kernels import get_kernel
+from iotune.units import format_bytes
+
+if TYPE_CHECKING:
+    from iotune.darshan.analytic import Candidate
+    from iotune.darshan.search import SearchOptions, SearchResult
+    from iotune.darshan.target import SignatureTarget
 
 PROXY_SCHEMA_VERSION = 1
 _SEARCHABLE = ("ior", "vpic")
@@ -63,6 +69,52 @@ def proxy_document(kernel: str, args: Mapping[str, Any], settings: Mapping[str, 
                normalisation="pairwise", source_log=source_log, source_sha256=source_sha256,
                signature_class=signature_class, ignored_features=list(ignored))
     return doc
+
+
+@dataclass(frozen=True)
+class ProxySearch:
+    """The proxy found for an application: its file's ``document`` and the search's
+    ``results`` for each kernel, best first."""
+
+    document: dict[str, Any]
+    results: list[SearchResult]
+
+    @property
+    def candidate(self) -> Candidate:
+        """The configuration the proxy file holds (the best result's)."""
+        return self.results[0].candidate
+
+    def search_rows(self) -> list[dict[str, Any]]:
+        """One row per kernel searched: its best similarity and what the search cost."""
+        return [{"kernel": r.kernel, "similarity": round(r.similarity, 6),
+                 "genetic_similarity": round(r.genetic_similarity, 6),
+                 "evaluations": r.evaluations, "generations": r.generations,
+                 "args": dict(r.candidate.args), "collective": r.candidate.collective}
+                for r in self.results]
+
+
+def find_proxy(target: SignatureTarget, kernels: Sequence[str], options: SearchOptions,
+               progress: Callable[[str], None] | None = None) -> ProxySearch:
+    """Search ``kernels`` for the configuration most like ``target``'s chosen class
+    (:func:`~iotune.darshan.search.search_kernels`) and make its proxy document.
+
+    DataError when ``options.max_bytes_per_rank`` leaves no configuration to choose.
+    """
+    from iotune.darshan.search import search_kernels
+
+    chosen = target.chosen
+    results = search_kernels(chosen.representative, chosen.vector, target.mask, kernels,
+                             options, progress)
+    best = results[0]
+    if best.similarity < 0:
+        cap = options.max_bytes_per_rank
+        raise DataError(f"--max-bytes-per-rank {format_bytes(cap or 0)}: no kernel "
+                        "configuration writes that little per rank")
+    candidate = best.candidate
+    document = proxy_document(candidate.kernel, candidate.args, candidate.settings(),
+                              candidate.ranks, best.similarity, str(target.log.path),
+                              target.log.sha256, chosen.index, target.ignored)
+    return ProxySearch(document, results)
 
 
 def write_proxy(path: Path, document: Mapping[str, Any]) -> None:

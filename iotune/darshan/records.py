@@ -9,11 +9,15 @@ The analytic kernel model (:mod:`iotune.darshan.analytic`) produces the same str
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from iotune.darshan.logfile import DarshanLog
+from iotune.darshan.logfile import DarshanLog, read_log
+
+#: The Darshan modules whose records :func:`file_counters` merges.
+COUNTER_MODULES = ("POSIX", "MPI-IO", "H5F", "H5D")
 
 #: Darshan's request-size bins, as in the counter names, with their upper bounds in bytes.
 SIZE_BINS: tuple[tuple[str, float], ...] = (
@@ -177,3 +181,15 @@ def file_counters(log: DarshanLog) -> list[FileCounters]:
         ))
     files.sort(key=lambda f: (-f.bytes, f.name))
     return files
+
+
+def read_counters(path: str | os.PathLike[str],
+                  purpose: str) -> tuple[DarshanLog, list[FileCounters]]:
+    """The log at ``path`` (without DXT records) and its :func:`file_counters`.
+
+    DataError when the log cannot be read or has no record of :data:`COUNTER_MODULES`;
+    ``purpose`` (e.g. ``"a profile"``) says in that message what needed them.
+    """
+    log = read_log(path, dxt=False)
+    log.require(COUNTER_MODULES, purpose)
+    return log, file_counters(log)

@@ -8,12 +8,13 @@ HDF5 datasets from H5D. A file is *shared* when more than one rank accessed it a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from iotune.darshan.classes import SignatureClass
+from iotune.darshan.classes import DEFAULT_THRESHOLD, SignatureClass, equivalence_classes
 from iotune.darshan.logfile import DarshanLog
-from iotune.darshan.records import SIZE_BINS, FileCounters
+from iotune.darshan.records import SIZE_BINS, FileCounters, read_counters
 from iotune.darshan.signature import describe
 
 
@@ -29,6 +30,15 @@ def _hist(files: Sequence[FileCounters], layer: str, op: str) -> dict[str, int]:
 
 def _sum(files: Sequence[FileCounters], layer: str, key: str) -> float:
     return float(sum(getattr(f, layer).get(key, 0.0) for f in files))
+
+
+def profile_log(path: str | os.PathLike[str],
+                threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    """The ``iotune profile`` document: :func:`io_summary` of the log at ``path``, with its
+    files in signature classes of cosine similarity ``threshold``. DataError when the log
+    cannot be read or has no POSIX, MPI-IO or HDF5 records."""
+    log, files = read_counters(path, "a profile")
+    return io_summary(log, files, equivalence_classes(files, threshold))
 
 
 def io_summary(log: DarshanLog, files: Sequence[FileCounters],
@@ -99,3 +109,13 @@ def class_row(c: SignatureClass, top: int | None = None) -> dict[str, Any]:
 def nonzero_bins(hist: dict[str, int]) -> str:
     """``"100K_1M:16 0_100:3"``: the non-empty bins of a histogram, for tables."""
     return " ".join(f"{k}:{v}" for k, v in hist.items() if v) or "-"
+
+
+def human_bytes(n: float) -> str:
+    """``4194304 -> '4 MiB'``: bytes in the largest binary unit, 3 significant digits."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024
+    return f"{value:.3g} TiB"

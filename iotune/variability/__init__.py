@@ -7,11 +7,14 @@ latency and job-queue features; and knowing the states, data can be placed so id
 targets finish together. ``docs/variability.md`` has the whole picture.
 
 Modules: :mod:`~iotune.variability.probe` (timed writes, the probe loop),
-:mod:`~iotune.variability.queue` (``squeue`` features), :mod:`~iotune.variability.mixture`
+:mod:`~iotune.variability.queue` (job-queue features), :mod:`~iotune.variability.mixture`
 (EM fit), :mod:`~iotune.variability.state` (state model and the tuner's policy),
 :mod:`~iotune.variability.classify` (features, scikit-learn classifiers),
 :mod:`~iotune.variability.placement` (the idle share alpha and its speedup),
-:mod:`~iotune.variability.simulate` (probes of the simulated system, with known truth).
+:mod:`~iotune.variability.simulate` (probes of the simulated system, with known truth),
+:mod:`~iotune.variability.samples` (the probe or run samples of a store) and
+:mod:`~iotune.variability.analysis` (states, classifiers and placement from those samples,
+as the commands report them).
 """
 
 from __future__ import annotations

@@ -52,9 +52,10 @@ from typing import Any
 
 import numpy as np
 
+from iotune import slurm
 from iotune.errors import ConfigError, DataError, LaunchError
 from iotune.store import Store, now_iso
-from iotune.variability.queue import snapshot_queue, squeue_available
+from iotune.variability.queue import snapshot_queue
 
 PROBE_SIZE = 2**20
 QUEUE_MODES = ("auto", "squeue", "none")
@@ -69,7 +70,8 @@ def _payload(size: int) -> bytes:
     return np.random.default_rng(size).bytes(size)
 
 
-def _check_size(size: int) -> int:
+def check_probe_size(size: int) -> int:
+    """``size`` when it is a positive number of bytes; ConfigError otherwise."""
     if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
         raise ConfigError(f"size: {size!r} is not a positive number of bytes")
     return size
@@ -94,7 +96,7 @@ def probe_once(scratch: Path, size: int = PROBE_SIZE) -> float:
     DataError when the write fails (e.g. the file system is full).
     """
     directory = Path(scratch)
-    data = _payload(_check_size(size))
+    data = _payload(check_probe_size(size))
     if not directory.is_dir():
         raise ConfigError(f"scratch: {directory} is not a directory")
     try:
@@ -276,7 +278,7 @@ class ProbeSettings:
     queue_interval_s: float = 300.0
 
     def __post_init__(self) -> None:
-        _check_size(self.size)
+        check_probe_size(self.size)
         for name in ("interval_s", "queue_interval_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
@@ -302,6 +304,40 @@ class ProbeSummary:
     queue_snapshots: int = 0
     stopped_by: str = "duration"
     warnings: list[str] = field(default_factory=list)
+    fs_type: str = "unknown"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary ``iotune probe`` prints (target names counted, not listed)."""
+        return {"probe_id": self.probe_id, "stopped_by": self.stopped_by,
+                "rounds_recorded": self.recorded, "rounds_dropped": self.dropped,
+                "targets": len(self.targets), "queue_snapshots": self.queue_snapshots,
+                "fs_type": self.fs_type}
+
+
+def probe_directory(directory: Path, store: Store, settings: ProbeSettings, *,
+                    osts: str | None = None, ost_count: int | None = None,
+                    system: str = "local", lfs: str = "lfs",
+                    progress: ProgressFn | None = None) -> ProbeSummary:
+    """Probe the file system holding ``directory`` with :func:`run_probe`.
+
+    On Lustre the targets are the OSTs ``osts`` names (``"0-7,12"``), by default every OST
+    ``lfs df`` lists, else ``0 .. ost_count - 1``; elsewhere one file. Raises ConfigError
+    when ``directory`` is not a directory, or ``osts`` is given off Lustre (OSTs cannot be
+    chosen there).
+    """
+    from iotune.fsinfo import filesystem_of, is_lustre
+
+    if not Path(directory).is_dir():
+        raise ConfigError(f"system.scratch: {directory} is not a directory")
+    fs_type, _ = filesystem_of(directory)
+    chosen: list[int] | None = None
+    if is_lustre(fs_type):
+        chosen = parse_osts(osts) if osts else lustre_osts(directory, ost_count, lfs)
+    elif osts:
+        raise ConfigError(f"--osts: {directory} is on {fs_type}, not Lustre; OSTs cannot be "
+                          "chosen there")
+    return run_probe(directory, store, settings, osts=chosen, fs_type=fs_type, system=system,
+                     lfs=lfs, progress=progress)
 
 
 def run_probe(scratch: Path, store: Store, settings: ProbeSettings, *,
@@ -322,13 +358,13 @@ def run_probe(scratch: Path, store: Store, settings: ProbeSettings, *,
     host = socket.gethostname()
     directory = scratch / f"iotune-probe-{host.split('.')[0]}-{os.getpid()}-{probe_id[:6]}"
     directory.mkdir()
-    summary = ProbeSummary(probe_id, directory, [])
+    summary = ProbeSummary(probe_id, directory, [], fs_type=fs_type)
     use_queue = settings.queue == "squeue" or (settings.queue == "auto"
-                                               and squeue_available(squeue))
+                                               and slurm.squeue_available(squeue))
     base = {"campaign": "probe", "kind": "latency", "probe_id": probe_id, "backend": "probe",
             "provenance": "measured", "system": system, "host": host, "fs_type": fs_type,
             "size_bytes": settings.size, "interval_s": settings.interval_s,
-            "slurm_job_id": os.environ.get("SLURM_JOB_ID")}
+            "slurm_job_id": slurm.job_id()}
     data = _payload(settings.size)
     targets: list[ProbeTarget] = []
     try:

@@ -3,11 +3,8 @@
 Wan et al. (Table II) feed the state classifier with the running jobs of the machine: their
 number, their sizes in size classes, and their ages (*new* jobs have used less than a third
 of their time limit, *middle-aged* ones less than two thirds, the rest are *old*). Here one
-snapshot is::
-
-    squeue --noheader --states=RUNNING --format='%i|%D|%M|%l|%P|%m'
-
-(job id, nodes, time used, time limit, partition, memory per node) and its features are
+snapshot is the running jobs :func:`iotune.slurm.running_jobs` reads from ``squeue`` (job
+id, nodes, time used, time limit, partition, memory per node) and its features are
 
 ============================  ============================================================
 ``running_jobs``              running jobs
@@ -24,78 +21,17 @@ are kept in the snapshot but are not features, since partition names differ betw
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from iotune.errors import DataError
+from iotune.slurm import RunningJob, running_jobs
 
-SQUEUE_FORMAT = "%i|%D|%M|%l|%P|%m"
-SQUEUE_ARGS = ("--noheader", "--states=RUNNING", f"--format={SQUEUE_FORMAT}")
 #: (feature, smallest node count) of the size classes, smallest first.
 SIZE_CLASSES = (("jobs_xs", 1), ("jobs_s", 2), ("jobs_m", 16), ("jobs_l", 128),
                 ("jobs_xl", 1024))
 FEATURES = ("running_jobs", "running_nodes", *(name for name, _ in SIZE_CLASSES),
             "jobs_new", "jobs_middle", "jobs_old", "mem_requested_gib")
-_TIME_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
-_MEM_RE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)(?:[cn])?$", re.IGNORECASE)
-_MEM_GIB = {"": 1 / 1024, "K": 1 / 2**20, "M": 1 / 1024, "G": 1.0, "T": 1024.0}
-
-
-@dataclass(frozen=True)
-class RunningJob:
-    """One running job of a snapshot; ``limit_s`` is None for an unlimited job."""
-
-    job_id: str
-    nodes: int
-    used_s: float
-    limit_s: float | None
-    partition: str
-    mem_per_node_gib: float
-
-
-def parse_slurm_time(text: str) -> float | None:
-    """Seconds in a Slurm duration (``[days-][hours:]minutes:seconds``, or ``minutes``);
-    None for ``UNLIMITED``, ``NOT_SET``, ``INVALID`` and the like."""
-    value = text.strip()
-    if value.isdigit():  # a bare number of minutes (time limits may be printed so)
-        return 60.0 * int(value)
-    match = _TIME_RE.match(value)
-    if not match:
-        return None
-    days, hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
-    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
-
-
-def _memory_gib(text: str) -> float:
-    match = _MEM_RE.match(text.strip())
-    if not match:
-        return 0.0
-    return float(match.group(1)) * _MEM_GIB[match.group(2).upper()]
-
-
-def parse_squeue(text: str) -> list[RunningJob]:
-    """The jobs of ``squeue`` output in :data:`SQUEUE_FORMAT` (blank lines ignored).
-
-    Raises DataError naming the line when one does not have the six fields or a node count.
-    """
-    jobs = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        fields = line.strip().split("|")
-        if len(fields) != 6 or not fields[1].strip().isdigit():
-            raise DataError(f"squeue output line {number}: {line.strip()!r} is not "
-                            f"'{SQUEUE_FORMAT}' (id|nodes|used|limit|partition|memory)")
-        used = parse_slurm_time(fields[2])
-        jobs.append(RunningJob(fields[0].strip(), int(fields[1]), used or 0.0,
-                               parse_slurm_time(fields[3]), fields[4].strip(),
-                               _memory_gib(fields[5])))
-    return jobs
 
 
 def queue_features(jobs: Iterable[RunningJob]) -> dict[str, Any]:
@@ -122,24 +58,9 @@ def queue_features(jobs: Iterable[RunningJob]) -> dict[str, Any]:
     return features
 
 
-def squeue_available(squeue: str = "squeue") -> bool:
-    """Whether an ``squeue`` program is on the PATH (a scheduler may still be unreachable)."""
-    return shutil.which(squeue) is not None
-
-
 def snapshot_queue(squeue: str = "squeue", timeout_s: float = 10.0) -> dict[str, Any]:
     """Run ``squeue`` once and return :func:`queue_features` of the running jobs.
 
     Raises DataError when squeue is missing, fails, times out or prints something else.
     """
-    try:
-        out = subprocess.run([squeue, *SQUEUE_ARGS], capture_output=True, text=True,
-                             timeout=timeout_s, check=False)
-    except FileNotFoundError:
-        raise DataError(f"queue: {squeue} not found on the PATH") from None
-    except subprocess.TimeoutExpired:
-        raise DataError(f"queue: {squeue} did not answer within {timeout_s:g} s") from None
-    if out.returncode != 0:
-        reason = (out.stderr.strip().splitlines() or ["no message"])[-1]
-        raise DataError(f"queue: {squeue} exited with status {out.returncode}: {reason}")
-    return queue_features(parse_squeue(out.stdout))
+    return queue_features(running_jobs(squeue, timeout_s))

@@ -26,6 +26,7 @@ and demonstrations, not calibrated on any system.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,8 @@ import numpy.typing as npt
 from iotune.errors import ConfigError
 from iotune.sim.noise import check_noise_level
 from iotune.sim.system import NoiseSpec
-from iotune.variability.probe import PROBE_SIZE
+from iotune.store import Store
+from iotune.variability.probe import PROBE_SIZE, ProbeSettings, check_probe_size
 
 if TYPE_CHECKING:
     from iotune.sim.system import SimSystem
@@ -53,7 +55,7 @@ def probe_base_latency(system: SimSystem | None = None, size: int = PROBE_SIZE) 
 
     With ``system=None`` Hopper's constants (0.7 ms per RPC, 275 MiB/s per OST).
     """
-    _check_size(size)
+    check_probe_size(size)
     overhead = DEFAULT_OVERHEAD_S if system is None else system.rpc_overhead_s
     bandwidth = DEFAULT_BANDWIDTH_MIB_S if system is None else system.ost_bandwidth_mib_s
     return overhead + size / (bandwidth * 2**20)
@@ -176,6 +178,36 @@ def simulate_probe_trace(system: SimSystem, rounds: int, rng: np.random.Generato
     return records
 
 
+def simulated_round_count(settings: ProbeSettings) -> int:
+    """Rounds a simulated probe with ``settings`` writes: ``settings.rounds``, else one per
+    interval of its duration (at least one); ConfigError for a probe without an end."""
+    if settings.rounds is not None:
+        return settings.rounds
+    if settings.duration_s is not None:
+        return max(1, int(settings.duration_s // settings.interval_s))
+    raise ConfigError("--duration: 'none' needs --rounds with --simulate")
+
+
+def record_simulated_probe(system: SimSystem, store: Store, settings: ProbeSettings, *,
+                           targets: int = 4, noise: float = 1.0, seed: int = 0,
+                           end: float | None = None) -> list[dict[str, Any]]:
+    """Append to ``store`` the rounds of a simulated probe session and return them.
+
+    :func:`simulated_round_count` rounds of :func:`simulate_probe_trace` (seeded by
+    ``seed``, queue features unless ``settings.queue`` is ``none``), one every
+    ``settings.interval_s`` seconds up to ``end`` (Unix seconds, default now).
+    """
+    rounds = simulated_round_count(settings)
+    start = (time.time() if end is None else end) - rounds * settings.interval_s
+    records = simulate_probe_trace(system, rounds, np.random.default_rng(seed), targets=targets,
+                                   size=settings.size, noise=noise,
+                                   interval_s=settings.interval_s, start=start,
+                                   queue=settings.queue != "none")
+    for record in records:
+        store.append(record)
+    return records
+
+
 def _simulated_queue(busy_next: bool, rng: np.random.Generator) -> dict[str, Any]:
     """Synthetic queue features: more large and new jobs ahead of a busy period."""
     tiny = int(rng.poisson(30))
@@ -192,7 +224,3 @@ def _simulated_queue(busy_next: bool, rng: np.random.Generator) -> dict[str, Any
             "jobs_middle": jobs - new - old, "jobs_old": old,
             "mem_requested_gib": float(nodes * 64)}
 
-
-def _check_size(size: int) -> None:
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-        raise ConfigError(f"size: {size!r} is not a positive number of bytes")

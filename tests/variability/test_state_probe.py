@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -31,12 +30,6 @@ from iotune.cli.main import IotuneGroup
 from iotune.cli.variability_commands import COMMANDS
 IotuneGroup(name="iotune", commands={str(c.name): c for c in COMMANDS})(sys.argv[1:])
 """
-
-
-def _executable(path: Path, body: str) -> str:
-    path.write_text(f"#!/bin/sh\n{body}\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return str(path)
 
 
 def test_probe_once_times_a_real_write_and_leaves_nothing(tmp_path: Path) -> None:
@@ -81,10 +74,11 @@ def test_rounds_are_recorded_and_probe_files_removed(tmp_path: Path) -> None:
     assert list(scratch.iterdir()) == []
 
 
-def test_queue_snapshots_from_squeue_and_a_failing_squeue_does_not_stop(tmp_path: Path) -> None:
+def test_queue_snapshots_from_squeue_and_a_failing_squeue_does_not_stop(tmp_path: Path,
+                                                                       fake_program) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    good = _executable(tmp_path / "squeue", f"cat {DATA / 'squeue_site_example.txt'}")
+    good = fake_program("squeue", f"cat {DATA / 'squeue_site_example.txt'}")
     store = Store(tmp_path / "a.jsonl")
     settings = ProbeSettings(interval_s=0.01, rounds=3, size=4096, queue="squeue",
                              queue_interval_s=3600)
@@ -94,7 +88,7 @@ def test_queue_snapshots_from_squeue_and_a_failing_squeue_does_not_stop(tmp_path
     assert summary.queue_snapshots == 1
     assert queues[1:] == [None, None]  # the next snapshot is due in an hour
 
-    bad = _executable(tmp_path / "bad-squeue", "echo 'no controller' >&2; exit 1")
+    bad = fake_program("bad-squeue", "echo 'no controller' >&2; exit 1")
     messages: list[str] = []
     store = Store(tmp_path / "b.jsonl")
     settings = ProbeSettings(interval_s=0.01, rounds=2, size=4096, queue="auto",
@@ -138,9 +132,9 @@ def test_sigterm_stops_cleanly_with_whole_records(tmp_path: Path, subprocess_env
     assert list(scratch.iterdir()) == []
 
 
-def test_lustre_targets_are_placed_one_per_ost(tmp_path: Path) -> None:
+def test_lustre_targets_are_placed_one_per_ost(tmp_path: Path, fake_program) -> None:
     log = tmp_path / "lfs.log"
-    lfs = _executable(tmp_path / "lfs", f'echo "$@" >> {log}; touch "$6"')
+    lfs = fake_program("lfs", f'echo "$@" >> {log}; touch "$6"')
     directory = tmp_path / "probe"
     directory.mkdir()
     targets = create_targets(directory, [0, 3, 17], lfs)
@@ -152,8 +146,8 @@ def test_lustre_targets_are_placed_one_per_ost(tmp_path: Path) -> None:
     assert list(directory.iterdir()) == []
 
 
-def test_refused_ost_closes_what_was_opened(tmp_path: Path) -> None:
-    lfs = _executable(tmp_path / "lfs",
+def test_refused_ost_closes_what_was_opened(tmp_path: Path, fake_program) -> None:
+    lfs = fake_program("lfs",
                       'if [ "$3" = 9 ]; then echo "lfs setstripe: invalid OST index" >&2; '
                       'exit 22; fi; touch "$6"')
     directory = tmp_path / "probe"
@@ -163,7 +157,7 @@ def test_refused_ost_closes_what_was_opened(tmp_path: Path) -> None:
     assert list(directory.iterdir()) == []
 
 
-def test_lfs_df_and_ost_lists(tmp_path: Path) -> None:
+def test_lfs_df_and_ost_lists(tmp_path: Path, fake_program) -> None:
     assert parse_lfs_df((DATA / "lfs_df_example.txt").read_text()) == [0, 1, 3, 4]
     assert parse_osts("0-3,7, 5") == [0, 1, 2, 3, 5, 7]
     with pytest.raises(ConfigError, match=r"^--osts: 'x' is not an OST index"):
@@ -172,15 +166,15 @@ def test_lfs_df_and_ost_lists(tmp_path: Path) -> None:
     assert lustre_osts(tmp_path, 4, lfs=missing) == [0, 1, 2, 3]
     with pytest.raises(ConfigError, match=r"^system.ost_count: not set and .*no-lfs not found"):
         lustre_osts(tmp_path, None, lfs=missing)
-    lfs = _executable(tmp_path / "lfs", f"cat {DATA / 'lfs_df_example.txt'}")
+    lfs = fake_program("lfs", f"cat {DATA / 'lfs_df_example.txt'}")
     assert lustre_osts(tmp_path, 156, lfs=lfs) == [0, 1, 3, 4]
 
 
-def test_signal_in_the_middle_of_a_round_drops_that_round_whole(tmp_path: Path,
-                                                                monkeypatch) -> None:
+def test_signal_in_the_middle_of_a_round_drops_that_round_whole(tmp_path: Path, monkeypatch,
+                                                                fake_program) -> None:
     from iotune.variability import probe as probe_module
 
-    lfs = _executable(tmp_path / "lfs", 'touch "$6"')
+    lfs = fake_program("lfs", 'touch "$6"')
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     real_write = probe_module._timed_write

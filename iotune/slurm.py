@@ -1,0 +1,162 @@
+"""Everything iotune knows about Slurm, in one place.
+
+- the job's environment: whether this process runs inside an allocation, its job id, nodes
+  and tasks (:func:`current_allocation`, :func:`job_id`);
+- ``srun`` command lines (:func:`srun_argv`), used by the ``srun`` launcher;
+- batch scripts: ``#SBATCH`` directives and the ``--time`` format (:func:`render_job_script`,
+  :func:`slurm_time`);
+- ``squeue``: its running jobs, queried and parsed (:func:`running_jobs`,
+  :func:`parse_squeue`), and Slurm's durations (:func:`parse_slurm_time`).
+
+Nothing here decides what a campaign or a probe does with it; callers pass what they need.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from iotune.errors import DataError
+
+#: The PMI ``srun`` starts MPI programs with (MPICH and Open MPI both speak it).
+SRUN_MPI = "pmi2"
+SQUEUE_FORMAT = "%i|%D|%M|%l|%P|%m"
+SQUEUE_ARGS = ("--noheader", "--states=RUNNING", f"--format={SQUEUE_FORMAT}")
+_TIME_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
+_MEM_RE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)(?:[cn])?$", re.IGNORECASE)
+_MEM_GIB = {"": 1 / 1024, "K": 1 / 2**20, "M": 1 / 1024, "G": 1.0, "T": 1024.0}
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The Slurm allocation a process runs in: its job id, nodes and tasks (MPI ranks)."""
+
+    job_id: str
+    nodes: int
+    tasks: int
+
+
+def current_allocation(environ: Mapping[str, str] | None = None) -> Allocation | None:
+    """The allocation described by ``environ`` (default: this process's), None outside one.
+
+    Tasks come from ``SLURM_NTASKS`` (or the older ``SLURM_NPROCS``); a job submitted
+    without ``-n`` has neither, and then gets nodes x ``SLURM_CPUS_ON_NODE``.
+    """
+    env = os.environ if environ is None else environ
+    job = env.get("SLURM_JOB_ID")
+    if job is None:
+        return None
+    nodes = int(env.get("SLURM_JOB_NUM_NODES") or env.get("SLURM_NNODES") or 1)
+    tasks = env.get("SLURM_NTASKS") or env.get("SLURM_NPROCS")
+    cpus = env.get("SLURM_CPUS_ON_NODE")
+    return Allocation(job, nodes, int(tasks) if tasks else nodes * int(cpus or 1))
+
+
+def job_id(environ: Mapping[str, str] | None = None) -> str | None:
+    """``SLURM_JOB_ID`` of ``environ`` (default: this process's), None outside a job."""
+    return (os.environ if environ is None else environ).get("SLURM_JOB_ID")
+
+
+def srun_argv(ranks: int, command: Sequence[str], nodes: int | None = None) -> list[str]:
+    """``srun -n RANKS [-N NODES] --mpi=pmi2 COMMAND...``: one job step of ``ranks`` tasks."""
+    argv = ["srun", "-n", str(ranks)]
+    if nodes:
+        argv += ["-N", str(nodes)]
+    return [*argv, f"--mpi={SRUN_MPI}", *command]
+
+
+def slurm_time(seconds: float) -> str:
+    """``HH:MM:SS`` (or ``D-HH:MM:SS``) for sbatch ``--time``, rounded up to whole minutes."""
+    minutes = int(-(-seconds // 60))
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    clock = f"{hours:02d}:{minutes:02d}:00"
+    return f"{days}-{clock}" if days else clock
+
+
+def parse_slurm_time(text: str) -> float | None:
+    """Seconds in a Slurm duration (``[days-][hours:]minutes:seconds``, or ``minutes``);
+    None for ``UNLIMITED``, ``NOT_SET``, ``INVALID`` and the like."""
+    value = text.strip()
+    if value.isdigit():  # a bare number of minutes (time limits may be printed so)
+        return 60.0 * int(value)
+    match = _TIME_RE.match(value)
+    if not match:
+        return None
+    days, hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
+    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+
+
+def render_job_script(directives: Mapping[str, object], body: Sequence[str]) -> str:
+    """A bash batch script: ``#SBATCH --NAME=VALUE`` for each directive in order (None
+    values left out), then the ``body`` lines; the text ends with a newline."""
+    lines = ["#!/bin/bash"]
+    lines += [f"#SBATCH --{name}={value}" for name, value in directives.items()
+              if value is not None]
+    return "\n".join([*lines, *body, ""])
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """One running job of a snapshot; ``limit_s`` is None for an unlimited job."""
+
+    job_id: str
+    nodes: int
+    used_s: float
+    limit_s: float | None
+    partition: str
+    mem_per_node_gib: float
+
+
+def _memory_gib(text: str) -> float:
+    match = _MEM_RE.match(text.strip())
+    if not match:
+        return 0.0
+    return float(match.group(1)) * _MEM_GIB[match.group(2).upper()]
+
+
+def parse_squeue(text: str) -> list[RunningJob]:
+    """The jobs of ``squeue`` output in :data:`SQUEUE_FORMAT` (blank lines ignored).
+
+    Raises DataError naming the line when one does not have the six fields or a node count.
+    """
+    jobs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.strip().split("|")
+        if len(fields) != 6 or not fields[1].strip().isdigit():
+            raise DataError(f"squeue output line {number}: {line.strip()!r} is not "
+                            f"'{SQUEUE_FORMAT}' (id|nodes|used|limit|partition|memory)")
+        used = parse_slurm_time(fields[2])
+        jobs.append(RunningJob(fields[0].strip(), int(fields[1]), used or 0.0,
+                               parse_slurm_time(fields[3]), fields[4].strip(),
+                               _memory_gib(fields[5])))
+    return jobs
+
+
+def squeue_available(squeue: str = "squeue") -> bool:
+    """Whether an ``squeue`` program is on the PATH (a scheduler may still be unreachable)."""
+    return shutil.which(squeue) is not None
+
+
+def running_jobs(squeue: str = "squeue", timeout_s: float = 10.0) -> list[RunningJob]:
+    """Run ``squeue`` once (``squeue SQUEUE_ARGS``) and parse its running jobs.
+
+    Raises DataError when squeue is missing, fails, times out or prints something else.
+    """
+    try:
+        out = subprocess.run([squeue, *SQUEUE_ARGS], capture_output=True, text=True,
+                             timeout=timeout_s, check=False)
+    except FileNotFoundError:
+        raise DataError(f"queue: {squeue} not found on the PATH") from None
+    except subprocess.TimeoutExpired:
+        raise DataError(f"queue: {squeue} did not answer within {timeout_s:g} s") from None
+    if out.returncode != 0:
+        reason = (out.stderr.strip().splitlines() or ["no message"])[-1]
+        raise DataError(f"queue: {squeue} exited with status {out.returncode}: {reason}")
+    return parse_squeue(out.stdout)
