@@ -1,7 +1,7 @@
 """Every strategy on real measured landscapes, through ``iotune tune --backend replay``'s code.
 
 For every CSV in a folder (default ``../shared/data/landscapes`` beside the repository, or
-``--data``), every strategy, every budget and every seed, this runs :func:`iotune.tuning.tune`
+``--data``), every strategy, every budget and every seed, this runs :func:`iotune.tune.tune`
 exactly as ``iotune tune --backend replay --replay-data FILE --cores N --budget B
 --strategy S --fresh`` does (a fresh store per tune, replayed draws seeded by the seed) at
 the landscape's largest recorded scale, with no training data. It prints, per landscape,
@@ -14,7 +14,8 @@ strategy and budget, the median and the worst over the seeds of
 where the true time of a configuration is the median of its recorded repeats, and the best
 is over every recorded configuration. ``default`` counts the seeds in which the tune
 recommended the default configuration (nothing beat it with confidence), ``runs`` the mean
-number of replayed runs. All numbers are REPLAYED measurements.
+number of replayed runs. A second table says, per landscape, what its run-to-run noise lets
+any search tell apart (:func:`noise_limits`). All numbers are REPLAYED measurements.
 
     python benchmarks/real_landscapes.py                       # 20 seeds, budgets 10 20 30
     python benchmarks/real_landscapes.py --seeds 5 --budgets 15,30 --strategies model,random
@@ -67,7 +68,7 @@ def run_one(job: Job) -> Outcome:
     from iotune.backends.replay import ReplayBackend
     from iotune.config import build_config
     from iotune.store import Store
-    from iotune.tuning import tune
+    from iotune.tune import tune
 
     with tempfile.TemporaryDirectory(prefix="iotune-bench-") as tmp:
         config = build_config({
@@ -77,20 +78,17 @@ def run_one(job: Job) -> Outcome:
             "store": str(Path(tmp) / "store.jsonl"),
         }, Path(tmp))
         backend = ReplayBackend(config)
-        cores = max(c for c, _ in backend.table)
-        truth = {items: statistics.median(times) for (c, items), times in backend.table.items()
-                 if c == cores}
-        best = min(t for items, t in truth.items() if items)
+        cores = backend.scales()[-1]
+        truth = {key: r.median for key, r in backend.table.items()
+                 if r.cores == cores and r.settings}
+        best = min(truth.values())
         result = tune(config, backend, Store(config.store), kernel="vpic", cores=cores,
                       strategy=job.strategy, budget=job.budget, fresh=True,
                       strategy_options=dict(job.options))
 
-    def true_time(settings: dict[str, Any]) -> float:
-        return truth[tuple(sorted(settings.items()))]
-
-    evaluated = [true_time(e.settings) for e in result.evaluations]
+    evaluated = [truth[e.key] for e in result.evaluations]
     reported = result.best
-    chosen = best / true_time(reported.settings) if reported is not None else 0.0
+    chosen = best / truth[reported.key] if reported is not None else 0.0
     return Outcome(job, best / min(evaluated) if evaluated else 0.0, chosen,
                    result.choice.recommend_default, result.runs)
 
@@ -112,6 +110,44 @@ def summarise(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
             "runs": round(statistics.fmean(o.runs for o in items), 1),
         })
     return rows
+
+
+def noise_limits(data: Path) -> dict[str, Any]:
+    """What a landscape's run-to-run noise lets any search tell apart, at its largest scale:
+    the pooled standard deviation of log times over configurations with repeats, how many
+    configurations lie within 2% and 5% of the best true time, and the runs each of two
+    configurations needs for a one-sided 90% test to tell a 5% difference (``2 (z s /
+    log 1.05)^2``). A chosen ratio above ``1/1.05`` is out of reach of a race that cannot
+    afford that many runs, whatever the search."""
+    import math
+
+    from iotune.backends.replay import ReplayBackend
+    from iotune.config import build_config
+
+    with tempfile.TemporaryDirectory(prefix="iotune-bench-") as tmp:
+        backend = ReplayBackend(build_config({
+            "kernel": {"name": "vpic"},
+            "backend": {"name": "replay", "replay_data": str(data)},
+            "store": str(Path(tmp) / "store.jsonl")}, Path(tmp)))
+    groups = [r.times for r in backend.recorded(backend.scales()[-1]) if r.settings]
+    squares, df = 0.0, 0
+    for times in groups:
+        logs = [math.log(t) for t in times]
+        if len(logs) > 1:
+            centre = statistics.fmean(logs)
+            squares += sum((x - centre) ** 2 for x in logs)
+            df += len(logs) - 1
+    truth = sorted(statistics.median(times) for times in groups)
+    sigma = math.sqrt(squares / df) if df else None
+    z90 = 1.2816
+    return {
+        "landscape": data.stem, "configurations": len(truth),
+        "log_sd": round(sigma, 3) if sigma is not None else "unknown",
+        "within_2pct": sum(t <= truth[0] * 1.02 for t in truth),
+        "within_5pct": sum(t <= truth[0] * 1.05 for t in truth),
+        "runs_to_tell_5pct": (round(2 * (z90 * sigma / math.log(1.05)) ** 2)
+                              if sigma is not None else "unknown"),
+    }
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
@@ -139,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     model_options = tuple((name, yaml.safe_load(value)) for name, _, value in
                           (o.partition("=") for o in args.option))
+    if not args.data.exists():
+        print(f"real_landscapes: --data {args.data}: no such file or folder", file=sys.stderr)
+        return 2
     files = sorted(args.data.glob("*.csv")) if args.data.is_dir() else [args.data]
     if not files:
         print(f"real_landscapes: no CSV in {args.data}", file=sys.stderr)
@@ -165,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print("REPLAYED: real measured landscapes; truth = median of recorded repeats")
         print_table(rows)
+        print("\nWhat the noise lets any search tell apart (REPLAYED data):")
+        print_table([noise_limits(f) for f in files])
     return 0
 
 

@@ -66,8 +66,9 @@ from iotune.kernels import get_kernel
 from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.sim import model_breakdown, paper_space
 from iotune.space import SearchSpace
-from iotune.strategies import SearchContext, known_strategies, make_strategy
-from iotune.strategies.base import Configuration, Evaluation
+from iotune.strategies import known_strategies, make_strategy
+from iotune.strategies.base import Configuration
+from iotune.tune import MeasuringContext, MemorySink
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -101,11 +102,11 @@ def note(message: str) -> None:
 class Landscape:
     """One target scale under one seed: what a strategy may evaluate and the truth about it.
 
-    ``measure(settings)`` returns the measured time (None when the run failed) of one
-    repetition; it is cached, so every strategy sees the same measurement of a configuration
-    under this seed. ``truth`` maps each candidate's key to its true time (noise-free model
-    time, or median of recorded repeats); ``training`` is the model's training data;
-    ``bytes_written`` by one run at the target scale turns times into bandwidths.
+    ``measure(request)`` returns the record of one repetition; it is cached, so every
+    strategy sees the same measurement of a configuration under this seed. ``truth`` maps
+    each candidate's key to its true time (noise-free model time, or median of recorded
+    repeats); ``training`` is the model's training data; ``bytes_written`` by one run at the
+    target scale turns times into bandwidths.
     """
 
     label: str
@@ -120,20 +121,20 @@ class Landscape:
     training: pd.DataFrame
     bytes_written: int
     check: Callable[[dict[str, Any], float], None] | None = None
-    cache: dict[str, float | None] = field(default_factory=dict)
+    cache: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def key(self, settings: Mapping[str, Any]) -> str:
         return config_key(self.kernel, self.cores, settings, self.params)
 
-    def measure(self, settings: Configuration, key: str) -> float | None:
+    def measure(self, request: RunRequest) -> dict[str, Any]:
+        """The record of one run of ``request`` (the same record every time it is asked)."""
+        key = request.key
         if key not in self.cache:
-            record = self.backend.measure(RunRequest(self.kernel, self.cores, settings,
-                                                     self.params), 0)
-            ok = record.get("status") == "ok"
-            self.cache[key] = float(record["result"]["times_s"]["total"]) if ok else None
+            record = self.backend.measure(request, 0)
+            self.cache[key] = record
             if self.check is not None:
                 self.check(record, self.truth[key])
-        return self.cache[key]
+        return dict(self.cache[key])
 
     @property
     def best_time(self) -> float:
@@ -144,39 +145,25 @@ class Landscape:
         return self.best_time / self.truth[key]
 
 
-class MemoryContext(SearchContext):
-    """A search context over a :class:`Landscape`: measurements in memory, no store.
+class LandscapeBackend(Backend):
+    """A backend that answers from a :class:`Landscape` (its cached records)."""
 
-    One repetition per configuration (as in the paper's tuning runs), statistic median.
-    ``training_frame()`` is the landscape's training data plus this search's measurements
-    at the target scale, as the store-backed context gives the model strategy.
-    """
-
-    def __init__(self, landscape: Landscape, budget: int | None) -> None:
-        super().__init__(landscape.candidates, budget)
+    def __init__(self, landscape: Landscape) -> None:
         self.landscape = landscape
-        self.space = landscape.space
+        self.name = landscape.backend.name
 
-    def key(self, settings: Mapping[str, Any]) -> str:
-        return self.landscape.key(settings)
+    def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
+        return self.landscape.measure(request)
 
-    def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
-        time_s = self.landscape.measure(settings, evaluation.key)
-        if time_s is None:
-            evaluation.failures.append("run failed")
-        else:
-            evaluation.times.append(time_s)
-        evaluation.summarise("median")
 
-    def training_frame(self) -> pd.DataFrame:
-        rows = [dict(e.settings, cores=self.landscape.cores, write_time=t)
-                for e in self.evaluations.values() for t in e.times]
-        return pd.concat([self.landscape.training, pd.DataFrame(rows)], ignore_index=True)
-
-    def candidate_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame(self.candidates)
-        frame["cores"] = self.landscape.cores
-        return frame
+def landscape_context(landscape: Landscape, budget: int | None) -> MeasuringContext:
+    """The search context of ``tune`` over a landscape: one repetition per configuration
+    (as in the paper's tuning runs), statistic median, measurements kept in memory beside
+    the landscape's training data."""
+    return MeasuringContext(backend=LandscapeBackend(landscape),
+                            sink=MemorySink(landscape.training), kernel=landscape.kernel,
+                            cores=landscape.cores, params=landscape.params,
+                            candidates=landscape.candidates, budget=budget)
 
 
 def hopper_config() -> Config:
@@ -322,9 +309,9 @@ class Outcome:
 
 
 def run_search(landscape: Landscape, name: str, budget: int | None,
-               options: dict[str, Any]) -> tuple[Outcome, MemoryContext]:
+               options: dict[str, Any]) -> tuple[Outcome, MeasuringContext]:
     """One search; the outcome is judged by the truth of its best measured configuration."""
-    context = MemoryContext(landscape, budget)
+    context = landscape_context(landscape, budget)
     make_strategy(name, **options).search(context)
     best = context.best()
     ratio = landscape.ratio(best.key) if best is not None else 0.0
@@ -334,7 +321,7 @@ def run_search(landscape: Landscape, name: str, budget: int | None,
     return Outcome(ratio, len(context.evaluations), training, bandwidth), context
 
 
-def incumbent_ratios(landscape: Landscape, context: MemoryContext) -> list[float]:
+def incumbent_ratios(landscape: Landscape, context: MeasuringContext) -> list[float]:
     """After each evaluation (in order): the true ratio of the best measured so far."""
     ratios, best = [], math.inf
     current = 0.0

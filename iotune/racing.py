@@ -13,14 +13,24 @@ the best configuration. After the search, the leaders race:
   with ``n`` runs is ``mean ± t(df) x s / sqrt(n)`` in log space, at ``CONFIDENCE`` (90%,
   two-sided), with ``df`` the pooled degrees of freedom. With no configuration repeated yet
   the spread is unknown and every interval is unbounded.
-- **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by estimate.
+- **Ranking.** Configurations are ranked by a *shrunken* estimate, not by the geometric
+  mean itself: with one or two runs each, the lowest geometric mean among dozens of
+  configurations is mostly the luckiest draw (the winner's curse). The shrunken estimate is
+  the empirical-Bayes posterior mean of a configuration's log time: the configurations' true
+  log times are taken as spread around their common mean ``mu`` with a between-configuration
+  variance ``tau^2`` (estimated from the spread of the configurations' means, less the part
+  the run-to-run noise explains), and a configuration with ``n`` runs of mean ``m`` is
+  estimated at ``mu + w (m - mu)``, ``w = tau^2 / (tau^2 + s^2 / n)``. One lucky run moves
+  the estimate less than three runs that agree; nothing is tuned: ``mu``, ``tau`` and ``s``
+  come from the measurements. Reported times and intervals stay those of the geometric mean.
+- **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
 - **Rule.** A contender is *out* when its interval lies wholly above the interval of another
   contender. While budget is left and more than one contender is in, or the leader has fewer
   than ``MIN_RUNS`` (3) runs, run once more the contender that is in and has the fewest runs
   (ties: the better estimate). Each such run costs one unit of the budget, like a
   configuration. (The leader's minimum guards against a spread estimated from a pair or two
   of runs that happened to agree: the median of three runs is no longer a single draw.)
-- **Choice.** The contender with the best estimate. It is *recommended* only when its
+- **Choice.** The contender ranked first. It is *recommended* only when its
   speedup over the default is above 1 with confidence: the lower end of the speedup interval
   ``exp(mean_default - mean_best ± t x s x sqrt(1/n_default + 1/n_best))`` exceeds 1 (a
   one-sided test at 95%). Otherwise the default is recommended and the tuned file says so.
@@ -155,16 +165,43 @@ def _logs(evaluation: Evaluation) -> np.ndarray:
     return np.log(np.asarray([t for t in evaluation.times if t > 0], dtype=float))
 
 
-def _centre(evaluation: Evaluation) -> float:
-    logs = _logs(evaluation)
-    return float(logs.mean()) if len(logs) else math.inf
+#: Smallest between-configuration variance of log times: when the configurations' means
+#: spread no more than the noise explains, every estimate shrinks almost to the common mean
+#: (a positive floor keeps the weights defined and the ranking by evidence).
+MIN_BETWEEN_VARIANCE = 1e-12
 
 
-def leaders(evaluations: Iterable[Evaluation], count: int = RACE_SIZE) -> list[Evaluation]:
-    """The ``count`` configurations with the best estimate (geometric mean), best first."""
-    ranked = sorted((e for e in evaluations if len(_logs(e))), key=lambda e: (_centre(e),
-                                                                               e.order))
-    return ranked[:count]
+def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:
+    """Empirical-Bayes posterior mean of each configuration's log time (see the module
+    docstring); ``inf`` for a configuration without a successful run. With the noise unknown
+    (nothing repeated) or fewer than three measured configurations, the plain log means."""
+    logs = [_logs(e) for e in evaluations]
+    measured = [x for x in logs if len(x)]
+    plain = [float(x.mean()) if len(x) else math.inf for x in logs]
+    if noise.sigma is None or len(measured) < 3:
+        return plain
+    means = np.array([x.mean() for x in measured])
+    noise_share = float(np.mean([noise.sigma**2 / len(x) for x in measured]))
+    between = max(float(means.var(ddof=1)) - noise_share, MIN_BETWEEN_VARIANCE)
+    mu = float(means.mean())
+    return [math.inf if not len(x) else
+            mu + between / (between + noise.sigma**2 / len(x)) * (float(x.mean()) - mu)
+            for x in logs]
+
+
+def ranked(evaluations: Iterable[Evaluation], noise: Noise | None = None) -> list[Evaluation]:
+    """Measured configurations, best first by shrunken estimate (ties: evaluation order).
+    ``noise`` defaults to the spread pooled over ``evaluations``."""
+    pool = [e for e in evaluations if len(_logs(e))]
+    centres = shrunken_centres(pool, pooled_noise(pool) if noise is None else noise)
+    order = sorted(range(len(pool)), key=lambda i: (centres[i], pool[i].order))
+    return [pool[i] for i in order]
+
+
+def leaders(evaluations: Iterable[Evaluation], count: int = RACE_SIZE,
+            noise: Noise | None = None) -> list[Evaluation]:
+    """The ``count`` best configurations by :func:`ranked`, best first."""
+    return ranked(evaluations, noise)[:count]
 
 
 def still_in(contenders: Sequence[Evaluation], noise: Noise) -> list[Evaluation]:
@@ -190,15 +227,17 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
     spent = 0
     while spent < reserve:
         pool = evaluations()
-        contenders = [default, *leaders(pool)]
         noise = pooled_noise([default, *pool])
+        order = ranked([default, *pool], noise)
+        contenders = [default, *[e for e in order if e is not default][:RACE_SIZE]]
         alive = still_in(contenders, noise)
         if not alive:
             break
-        leader = min(alive, key=_centre)
+        rank = {id(e): i for i, e in enumerate(order)}
+        leader = min(alive, key=lambda e: rank.get(id(e), len(order)))
         if len(alive) == 1 and len(leader.times) >= MIN_RUNS:
             break
-        pick = min(alive, key=lambda e: (len(e.times), _centre(e)))
+        pick = min(alive, key=lambda e: (len(e.times), rank.get(id(e), len(order))))
         if not remeasure(pick):
             break
         spent += 1
@@ -207,9 +246,9 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
 
 def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
     noise = pooled_noise([default, *pool])
-    ranked = leaders([default, *pool], count=2)
-    best = ranked[0] if ranked else None
-    runner_up = ranked[1] if len(ranked) > 1 else None
+    top = leaders([default, *pool], count=2, noise=noise)
+    best = top[0] if top else None
+    runner_up = top[1] if len(top) > 1 else None
     tied = False
     if best is not None and runner_up is not None:
         tied = len(still_in([best, runner_up], noise)) == 2

@@ -15,15 +15,12 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from iotune.errors import StoreError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 SCHEMA_VERSION = 1
 STORE_FILE_NAME = "measurements.jsonl"
@@ -118,50 +115,3 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
-
-
-def flatten_record(record: dict[str, Any]) -> dict[str, Any]:
-    """One flat row of a record: identity columns, settings and params by name, result times.
-
-    Columns: ``write_time`` (open-to-close seconds), ``open_time``, ``write_phase_time``,
-    ``close_time``, ``bandwidth_mib_s``, ``bytes_written``, ``file_size_gib``.
-    """
-    row: dict[str, Any] = {
-        key: record.get(key)
-        for key in ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
-                    "rep", "backend", "provenance", "system", "status", "error", "host",
-                    "fs_type", "started_at", "state")
-    }
-    row.update(record.get("settings") or {})
-    row.update(record.get("params") or {})
-    result = record.get("result") or {}
-    times = result.get("times_s") or {}
-    row["write_time"] = times.get("total")
-    row["open_time"] = times.get("open")
-    row["write_phase_time"] = times.get("write")
-    row["close_time"] = times.get("close")
-    row["bandwidth_mib_s"] = result.get("bandwidth_mib_s")
-    written = result.get("bytes_written")
-    row["bytes_written"] = written
-    row["file_size_gib"] = written / 2**30 if written else None
-    return row
-
-
-def records_to_dataframe(records: Iterable[dict[str, Any]], include_failed: bool = False
-                         ) -> pd.DataFrame:
-    """A DataFrame of flattened records (successful ones only unless ``include_failed``)."""
-    import pandas as pd
-
-    rows = [flatten_record(r) for r in records if include_failed or r.get("status") == "ok"]
-    return pd.DataFrame(rows)
-
-
-def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False) -> pd.DataFrame:
-    """The store at ``path`` as a DataFrame, one row per (successful) measurement.
-
-    Raises StoreError when there is no store at ``path``.
-    """
-    store = Store(path)
-    if not store.exists():
-        raise StoreError(f"store {store.path}: no such file")
-    return records_to_dataframe(store.iter_records(), include_failed=include_failed)

@@ -12,7 +12,7 @@ median (``median``). Records say ``backend: replay`` and carry the data file's s
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,10 +21,23 @@ from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.files import file_sha256
-from iotune.settings import SETTINGS, describe_value, normalise_setting
-from iotune.store import now_iso, read_dataframe
+from iotune.measurements import read_dataframe
+from iotune.settings import SETTINGS, config_key, describe_value, normalise_setting
+from iotune.store import now_iso
 
-Key = tuple[int, tuple[tuple[str, Any], ...]]
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded configuration: its ranks, settings (empty: the default) and times."""
+
+    cores: int
+    settings: dict[str, Any]
+    times: list[float]
+
+    @property
+    def median(self) -> float:
+        """The configuration's true time, as the benchmarks judge it."""
+        return float(np.median(self.times))
 
 
 def _is_missing(value: Any) -> bool:
@@ -32,7 +45,7 @@ def _is_missing(value: Any) -> bool:
 
 
 class ReplayBackend(Backend):
-    """Recorded times keyed by (cores, settings)."""
+    """Recorded times keyed by configuration (:func:`iotune.settings.config_key`)."""
 
     name = "replay"
 
@@ -61,36 +74,49 @@ class ReplayBackend(Backend):
                                 f"{', '.join(map(str, frame.columns))})")
         self.setting_columns = [c for c in frame.columns
                                 if c in SETTINGS or str(c).startswith("hint.")]
-        self.table: dict[Key, list[float]] = {}
+        # Keyed like every configuration in iotune (config_key), as runs of the config's
+        # kernel with its arguments.
+        self.kernel, self.params = config.kernel.name, dict(config.kernel.args)
+        self.table: dict[str, Recorded] = {}
         for row in frame.to_dict("records"):
             time = row[time_col]
             if _is_missing(time) or float(time) <= 0:
                 continue
             settings = {c: normalise_setting(c, row[c], f"{path.name}:{c}")
                         for c in self.setting_columns if not _is_missing(row[c])}
-            self.table.setdefault(self._key(int(row[cores_col]), settings), []).append(
-                float(time))
+            cores = int(row[cores_col])
+            key = config_key(self.kernel, cores, settings, self.params)
+            self.table.setdefault(key, Recorded(cores, settings, [])).times.append(float(time))
         if not self.table:
             raise DataError(f"backend.replay_data: {path} holds no usable measurement")
 
-    @staticmethod
-    def _key(cores: int, settings: Mapping[str, Any]) -> Key:
-        return (cores, tuple(sorted(settings.items())))
+    def recorded(self, cores: int) -> list[Recorded]:
+        """Every configuration recorded at ``cores`` ranks (the default's too), in file
+        order."""
+        return [r for r in self.table.values() if r.cores == cores]
+
+    def scales(self) -> list[int]:
+        """The recorded numbers of ranks, ascending."""
+        return sorted({r.cores for r in self.table.values()})
 
     def candidates(self, cores: int) -> list[dict[str, Any]]:
-        """The recorded non-default configurations at ``cores`` ranks."""
-        return [dict(items) for (c, items) in self.table if c == cores and items]
+        """The recorded non-default configurations at ``cores`` ranks (settings by name)."""
+        return [dict(sorted(r.settings.items())) for r in self.recorded(cores) if r.settings]
 
     def describe(self, request: RunRequest) -> str:
         return (f"replay ({self.path.name}): {request.kernel} at {request.cores} ranks "
                 f"{dict(request.settings)} (REPLAYED, nothing runs)")
 
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
-        times = self.table.get(self._key(request.cores, request.settings))
-        if times is None:
+        # The recording knows settings and ranks only: whatever kernel arguments are asked
+        # for, the answer is the recorded run of these settings at these ranks.
+        found = self.table.get(config_key(self.kernel, request.cores, request.settings,
+                                          self.params))
+        if found is None:
             shown = " ".join(f"{k}={describe_value(k, v)}" for k, v in request.settings.items())
             raise DataError(f"replay: {shown or 'the default configuration'} at "
                             f"{request.cores} cores was not recorded in {self.path.name}")
+        times = found.times
         if self.pick == "median":
             time = float(np.median(times))
         else:

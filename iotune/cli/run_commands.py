@@ -18,31 +18,31 @@ from iotune.cli.common import (
 )
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
+from iotune.measurements import Measurement, read_dataframe
 from iotune.output import emit, progress, render_pairs
 from iotune.settings import describe_value, normalise_settings
 from iotune.space import check_configuration
 from iotune.starter import STARTER_CONFIG
-from iotune.store import Store, read_dataframe
+from iotune.store import Store
 
 
 def summarise(record: dict[str, Any]) -> dict[str, Any]:
     """The figures of one record a person looks at first."""
+    measurement = Measurement.from_record(record)
     result = record.get("result") or {}
-    times = result.get("times_s") or {}
     summary: dict[str, Any] = {
-        "kernel": record["kernel"],
-        "cores": record["cores"],
-        "backend": f"{record['backend']} ({record['provenance']})",
-        "status": record["status"],
+        "kernel": measurement.kernel,
+        "cores": measurement.cores,
+        "backend": f"{measurement.backend} ({record.get('provenance')})",
+        "status": measurement.status,
     }
-    if record["status"] != "ok":
-        summary["error"] = record.get("error")
+    if measurement.status != "ok":
+        summary["error"] = measurement.error
         return summary
-    summary["time_s"] = times.get("total")
-    summary["open/write/close_s"] = "/".join(f"{times.get(k, 0):.3g}"
-                                             for k in ("open", "write", "close"))
-    summary["bandwidth_MiB/s"] = result.get("bandwidth_mib_s")
-    summary["bytes_written"] = result.get("bytes_written")
+    summary["time_s"] = measurement.times.total
+    summary["open/write/close_s"] = measurement.times.text()
+    summary["bandwidth_MiB/s"] = measurement.bandwidth_mib_s
+    summary["bytes_written"] = measurement.bytes_written
     settings = {k: describe_value(k, v) for k, v in record["settings"].items()}
     summary["settings"] = settings or "defaults"
     hints = result.get("hints_in_effect") or {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from iotune.campaign import (
     done_tasks,
     plan_campaign,
     run_campaign,
-    slurm_allocation,
 )
 from iotune.cli.common import (
     backend_options,
@@ -33,26 +31,27 @@ from iotune.cli.common import (
 )
 from iotune.config import Config
 from iotune.errors import ConfigError
+from iotune.model.trust import prediction_warning
 from iotune.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.racing import CONFIDENCE
 from iotune.sbatch import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.settings import describe_value
+from iotune.slurm import current_allocation
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.terminal import Progress, make_progress
-from iotune.tuning import TuneResult, prediction_warning, tune
+from iotune.tune import TuneResult, tune
 
 
 def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
     """Inside a Slurm allocation runs go through srun unless a launcher was named."""
-    chosen = launcher or ("srun" if slurm_allocation() and config.system.launcher == "mpiexec"
+    chosen = launcher or ("srun" if current_allocation() and config.system.launcher == "mpiexec"
                           else None)
     if chosen is None:
         return config
     if chosen == "srun" and not launcher:
         progress("iotune: inside a Slurm allocation: launching with srun")
-    system = dataclasses.replace(config.system, launcher=chosen)
-    return dataclasses.replace(config, system=system)
+    return config.with_overrides(launcher=chosen)
 
 
 @click.command("train")
@@ -107,7 +106,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
         click.echo(f"\n{total} runs, about {per_run:.0f} s each: estimated {hours:.2f} "
                    f"core-hours; store {config.store}")
         return
-    allocation = slurm_allocation()
+    allocation = current_allocation()
     if allocation:
         check_fits_allocation(plans, allocation)
     backend = make_backend(config)

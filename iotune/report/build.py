@@ -214,11 +214,15 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
         best = Section("Top configurations (the paper's Figures 2-4)")
         for tune in dataset.tunes:
             stem = f"topk-{tag}-{tune.cores}"
-            best.items.append(figure(stem, figs.topk_figure(dataset, tune, top), _topk_caption(
-                tune, top)))
-            best.items.append(table(tabs.topk_table(dataset, tune, top, stem)))
+            best.items.append(figure(stem, figs.topk_figure(dataset, tune, top,
+                                                            view.error_label),
+                                     _topk_caption(tune, top)))
+            best.items.append(table(tabs.topk_table(dataset, tune, top, stem,
+                                                    view.error_label)))
         if view.model is None:
             best.missing.append(f"No predictions: {view.note}")
+        elif view.warning:
+            best.missing.append(view.warning)
         sections.append(best)
         search = Section("Search progress")
         search.items.append(figure(f"search-{tag}", figs.search_figure(
@@ -231,7 +235,8 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
 
     diagnostics = Section("Model diagnostics")
     diagnostics.notes.append(f"Model refitted on {view.basis}" + (
-        f": {view.model.formula()}" if view.model is not None else f". {view.note}"))
+        f": {view.model.formula()} ({view.error_label})" if view.model is not None
+        else f". {view.note}"))
     if mine and (mine.get("model") or {}).get("formula"):
         diagnostics.notes.append(f"Model recorded in {mine.get('path')} (after the search's "
                                  f"refits): {mine['model']['formula']}")
@@ -249,7 +254,9 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
         effects = parameter_effects(view, anchor, cores, limits)
         if effects:
             section = Section("Parameter effects")
-            section.notes.append(f"Around {where}.")
+            section.notes.append(f"Around {where}; {view.error_label}.")
+            if view.warning:
+                section.missing.append(view.warning)
             section.items.append(figure(f"effects-{tag}", figs.effects_figure(
                 dataset, effects, cores, settings_label(anchor)), _EFFECTS_CAPTION))
             section.items.append(table(tabs.effects_table(dataset, effects, f"effects-{tag}")))

@@ -26,8 +26,9 @@ import pandas as pd
 
 from iotune import __version__
 from iotune.errors import DataError, StoreError
-from iotune.settings import HINT_PREFIX, SETTINGS, describe_value
-from iotune.store import PROVENANCE, Store, flatten_record, now_iso
+from iotune.measurements import Measurement
+from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
+from iotune.store import PROVENANCE, Store, now_iso
 
 #: Order in which backends appear in a report.
 BACKEND_ORDER = ("mpi", "sim", "replay")
@@ -309,7 +310,7 @@ def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any
              ok: list[tuple[int, Mapping[str, Any]]], store: str) -> Dataset:
     rows = []
     for order, record in ok:
-        row = flatten_record(dict(record))
+        row = Measurement.from_record(record).row()
         row["order"] = order
         rows.append(row)
     frame = pd.DataFrame(rows)
@@ -327,6 +328,14 @@ def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any
         last_recorded=stamps[-1] if stamps else None, store=store)
     tune_records = [(i, r) for i, r in chosen if r.get("campaign") == "tune"]
     return Dataset(provenance, frame, scale_tunes(tune_records), search_sessions(tune_records))
+
+
+def configuration_key(record: Mapping[str, Any]) -> str:
+    """The configuration a record measured: its ``config_key`` (see
+    :func:`iotune.settings.config_key`), computed for records written without one."""
+    return str(record.get("config_key") or config_key(
+        str(record.get("kernel", "")), int(record.get("cores") or 0),
+        record.get("settings") or {}, record.get("params") or {}))
 
 
 def _scale_key(record: Mapping[str, Any]) -> tuple[int, str]:
@@ -350,12 +359,13 @@ def scale_tunes(records: Sequence[tuple[int, Mapping[str, Any]]]) -> list[ScaleT
                 failed += 1
                 continue
             settings = dict(record.get("settings") or {})
-            key = json.dumps(settings, sort_keys=True, default=str)
+            key = configuration_key(record)
             result = record["result"]
             entry = configs.setdefault(
                 key, ConfigResult(settings, [], int(result.get("bytes_written") or 0), order))
             entry.times.append(float(result["times_s"]["total"]))
-        default = configs.pop(json.dumps({}), None)
+        default_key = next((k for k, c in configs.items() if not c.settings), None)
+        default = configs.pop(default_key) if default_key is not None else None
         ranked = sorted(configs.values(), key=lambda c: (c.median, c.first))
         tunes.append(ScaleTune(cores, nodes, json.loads(params), default, ranked,
                                runs=len(items), failed=failed))
@@ -402,7 +412,7 @@ def _session(cores: int, label: str, records: Sequence[Mapping[str, Any]]) -> Se
     counts: dict[str, int] = {}
     for record in records:
         if record.get("settings"):
-            key = json.dumps(record["settings"], sort_keys=True, default=str)
+            key = configuration_key(record)
             counts[key] = counts.get(key, 0) + 1
     repetitions = max(counts.values(), default=1)
     best: list[float | None] = []
@@ -423,7 +433,7 @@ def _session(cores: int, label: str, records: Sequence[Mapping[str, Any]]) -> Se
 
     for record in records:
         settings = record.get("settings") or {}
-        key = json.dumps(settings, sort_keys=True, default=str)
+        key = configuration_key(record)
         if key != pending_key:
             settle()
             pending_key = key

@@ -86,9 +86,12 @@ def _varying(configs: Sequence[ConfigResult]) -> tuple[list[str], dict[str, Any]
     return varying, constant
 
 
-def topk_figure(dataset: Dataset, tune: ScaleTune, top: int) -> Figure:
+def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
+                model_error: str | None = None) -> Figure:
     """The paper's Figures 2-4: the ``top`` configurations by measured median time, with
     the model's prediction beside each, labelled by their settings; the default last.
+    ``model_error`` (e.g. ``model CV error 0.31``) is written above the plot beside the
+    predictions' legend.
 
     Measured bars are medians with whiskers from the fastest to the slowest repetition.
     The default is grey, labelled ``default``; when it is far slower than the configurations
@@ -153,6 +156,8 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int) -> Figure:
             subtitle.append("all with " + settings_label(constant))
         if shown and all(e.predicted is None for e in shown):
             subtitle.append("no model predictions")
+        elif model_error:
+            subtitle.append(f"predicted: {model_error}")
         # Above the plot, one artist: constrained layout keeps room for it.
         ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=2,
                   frameon=False, title="; ".join(subtitle) or None, alignment="left",
@@ -213,6 +218,8 @@ def model_fit_figure(dataset: Dataset, view: ModelView) -> Figure:
             _log_labels(ax.yaxis)
             ax.legend(loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
             notes = [f"{inside:.0%} of {len(positive)} runs within \u00b1{BAND:.0%}"]
+            if view.error_label:
+                notes.append(view.error_label)
             if dropped:
                 notes.append(f"{dropped} non-positive prediction(s) not shown")
             ax.set_title("; ".join(notes), fontsize=8, loc="left")

@@ -3,10 +3,11 @@
 Which model: the tuned YAML records the formula with coefficients rounded to four digits
 and no exponent vectors, so it cannot be rebuilt exactly. The report therefore refits the
 model with :func:`iotune.modeling.fit_for_space` on the dataset's training measurements
-(campaign ``train``, every scale) with the config's ``tune.max_terms`` and ``tune.seed``
-(7 and 0 without a config). That is the model of the pruning step of ``iotune tune``: its
-predictions at the tuned scale were not fitted on the tune measurements they are compared
-with. Without training data it is fitted on the tune measurements (stated on the page).
+(campaign ``train``, every scale) with the model strategy's ``max_terms`` and ``seed`` as
+the config sets them (``tune.options.model``, ``tune.max_terms``, ``tune.seed``; the
+strategy's defaults without a config). That is the model of the pruning step of ``iotune
+tune``: its predictions at the tuned scale were not fitted on the tune measurements they
+are compared with. Without training data it is fitted on the tune measurements (stated on the page).
 
 The search space comes from the config when its kernel is the report's; otherwise it is
 rebuilt from the settings found in the data.
@@ -21,15 +22,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iotune.config import Config
+from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError, DataError
 from iotune.model import Model
+from iotune.model.trust import error_label, prediction_warning
 from iotune.modeling import fit_for_space
 from iotune.report.data import Dataset, is_setting_column
 from iotune.settings import SETTINGS
 from iotune.space import Limits, SearchSpace, is_valid
-
-DEFAULT_MAX_TERMS = 7
+from iotune.strategies.base import make_strategy, resolve_options
 
 
 @dataclass
@@ -45,6 +46,23 @@ class ModelView:
     note: str | None
     space: SearchSpace
     frame: pd.DataFrame
+
+    @property
+    def cv_error(self) -> float | None:
+        """The model's cross-validated RMS relative error; None without a model or an error."""
+        stats = self.model.stats if self.model is not None else None
+        return stats.cv_rms_relative_error if stats is not None else None
+
+    @property
+    def error_label(self) -> str | None:
+        """What is shown beside the model's predictions (see :mod:`iotune.model.trust`)."""
+        return error_label(self.cv_error) if self.model is not None else None
+
+    @property
+    def warning(self) -> str | None:
+        """One line when the predictions are not to be trusted; None when they are or
+        when there is no model."""
+        return prediction_warning(self.cv_error) if self.model is not None else None
 
     @property
     def used_columns(self) -> list[str]:
@@ -80,8 +98,9 @@ def _sort_key(value: Any) -> tuple[int, float, str]:
 def fit_view(dataset: Dataset, config: Config | None) -> ModelView:
     """Refit the dataset's model and predict every row (see the module docstring)."""
     space = space_for(dataset, config)
-    max_terms = config.tune.max_terms if config is not None else DEFAULT_MAX_TERMS
-    seed = config.tune.seed if config is not None else 0
+    options = resolve_options(config.tune if config is not None else TuneConfig(), "model")
+    strategy = make_strategy("model", **options)
+    max_terms, seed = int(strategy.values["max_terms"]), int(strategy.values["seed"])
     frame = dataset.frame.copy()
     train = dataset.train_frame
     basis = f"{len(train)} training measurements (campaign train)"

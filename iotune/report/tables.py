@@ -133,8 +133,10 @@ def _times(value: float | None) -> str:
     return "" if value is None else f"{value:.3g}x"
 
 
-def topk_table(dataset: Dataset, tune: ScaleTune, top: int, stem: str) -> Table:
-    """The top configurations of one scale (and the default), measured and predicted."""
+def topk_table(dataset: Dataset, tune: ScaleTune, top: int, stem: str,
+               model_error: str | None = None) -> Table:
+    """The top configurations of one scale (and the default), measured and predicted;
+    ``model_error`` (e.g. ``model CV error 0.31``) goes in the note beside predicted_s."""
     rows = []
     entries = tune.configs[:top] + ([tune.default] if tune.default else [])
     for rank, config in enumerate(entries, start=1):
@@ -156,7 +158,8 @@ def topk_table(dataset: Dataset, tune: ScaleTune, top: int, stem: str) -> Table:
     return Table(stem, f"{word}: top {min(top, len(tune.configs))} configurations of "
                  f"{dataset.provenance.kernel} at {tune.cores} ranks", columns, rows,
                  note="measured_s: median write time (open to close) over the repetitions; "
-                      "predicted_s: the refitted model's prediction.")
+                      "predicted_s: the refitted model's prediction"
+                      + (f" ({model_error})." if model_error else "."))
 
 
 def terms_table(dataset: Dataset, view: ModelView, stem: str) -> Table:

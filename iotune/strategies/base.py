@@ -20,6 +20,9 @@ from iotune.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from iotune.config import TuneConfig
+    from iotune.measurements import Measurement
+
 Configuration = dict[str, Any]
 STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
     "median": statistics.median,
@@ -41,15 +44,22 @@ class Evaluation:
     statistic: float | None = None
     order: int = 0
     states: list[str] = field(default_factory=list)
-    #: The store records behind ``times`` and ``failures`` (contexts that keep them).
-    records: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    #: The measurements behind ``times`` and ``failures`` (contexts that keep them).
+    measurements: list[Measurement] = field(default_factory=list, repr=False)
 
     def summarise(self, how: str) -> None:
         self.statistic = STATISTICS[how](self.times) if self.times else None
 
 
 class SearchContext(ABC):
-    """What a strategy may use: the candidates, evaluation under a budget, training data."""
+    """What a strategy may use: the candidates, evaluation under a budget, training data.
+
+    :class:`iotune.tune.MeasuringContext` is the one ``tune``, the benchmarks and most tests
+    use; a subclass fills in :meth:`key` and :meth:`_measure`.
+    """
+
+    #: The kernel searched, for messages.
+    kernel: str = "?"
 
     def __init__(self, candidates: Sequence[Configuration], budget: int | None) -> None:
         self.candidates = list(candidates)
@@ -115,6 +125,14 @@ class SearchContext(ABC):
             out.append(evaluation)
         return out
 
+    def measure_baseline(self, settings: Configuration | None = None) -> Evaluation:
+        """Measure ``settings`` (default: none, what the system gives) outside the budget and
+        the evaluations: the baseline a search is compared with (order 0)."""
+        chosen = dict(settings or {})
+        evaluation = Evaluation(chosen, self.key(chosen), order=0)
+        self._measure(dict(chosen), evaluation)
+        return evaluation
+
     def best(self) -> Evaluation | None:
         """The evaluated configuration with the lowest statistic (time), if any succeeded."""
         done = [e for e in self.evaluations.values() if e.statistic is not None]
@@ -151,6 +169,11 @@ class Strategy(ABC):
         self.values = {o.name: values.get(o.name, o.default) for o in self.options}
         self.notes: dict[str, Any] = {}
 
+    def default_budget(self) -> int | None:
+        """Budget units to spend when neither the command nor the config gives a budget;
+        None: search until the strategy stops by itself."""
+        return None
+
     def prepare(self, context: SearchContext) -> None:  # noqa: B027 (optional hook)
         """Raise before anything is measured when the search cannot run in ``context``."""
 
@@ -172,13 +195,31 @@ def known_strategies() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make_strategy(name: str, **options: Any) -> Strategy:
-    """The strategy called ``name``; ConfigError listing the known ones otherwise."""
+def strategy_class(name: str) -> type[Strategy]:
+    """The strategy class called ``name``; ConfigError listing the known ones otherwise."""
     _load_builtin()
     if name not in _REGISTRY:
         raise ConfigError(f"--strategy: unknown strategy '{name}'; known strategies: "
                           f"{', '.join(known_strategies())}")
-    return _REGISTRY[name](**options)
+    return _REGISTRY[name]
+
+
+def resolve_options(tune_cfg: TuneConfig, strategy: str,
+                     given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options ``strategy`` runs with, beyond its own defaults: ``tune.options`` of the
+    config, ``tune.seed`` for a strategy with a ``seed`` option, then ``given`` (``--option``)
+    over both."""
+    options = tune_cfg.options_for(strategy)
+    if any(o.name == "seed" for o in strategy_class(strategy).options):
+        options.setdefault("seed", tune_cfg.seed)
+    options.update(given or {})
+    return options
+
+
+def make_strategy(name: str, **options: Any) -> Strategy:
+    """The strategy called ``name`` with ``options`` over its defaults; ConfigError for an
+    unknown strategy or option."""
+    return strategy_class(name)(**options)
 
 
 def strategy_help() -> str:

@@ -43,7 +43,7 @@ class Genetic(Strategy):
             return
         names = list(candidates[0])
         choices = {n: sorted({c[n] for c in candidates}, key=str) for n in names}
-        valid = {_frozen(c) for c in candidates}
+        valid = {context.key(c) for c in candidates}
         size = min(self.values["population"], len(candidates))
         start = rng.choice(len(candidates), size=size, replace=False)
         population = [candidates[i] for i in start]
@@ -59,7 +59,7 @@ class Genetic(Strategy):
                 crossing = rng.random() < self.values["crossover"]
                 child = self._cross(a, b, rng) if crossing else dict(a)
                 child = self._mutate(child, choices, rng)
-                if _frozen(child) not in valid:
+                if context.key(child) not in valid:
                     child = candidates[int(rng.integers(len(candidates)))]
                 children.append(child)
             population = children
@@ -89,6 +89,3 @@ class Genetic(Strategy):
                 out[name] = values[int(rng.integers(len(values)))]
         return out
 
-
-def _frozen(config: Configuration) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(config.items()))

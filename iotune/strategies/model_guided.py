@@ -77,6 +77,11 @@ class ModelGuided(Strategy):
         StrategyOption("seed", 0, "seed for the design, the bootstrap and cross-validation"),
     )
 
+    def default_budget(self) -> int:
+        """The paper's: ``top_k + refit_rounds x top_k_refit`` (30 with the defaults)."""
+        return int(self.values["top_k"] + self.values["refit_rounds"]
+                   * self.values["top_k_refit"])
+
     def prepare(self, context: SearchContext) -> None:
         """ConfigError for an unknown method; DataError when ``paper`` has no training data."""
         method = self.values["method"]
@@ -85,7 +90,7 @@ class ModelGuided(Strategy):
         if method == "paper" and not _has_rows(context.training_frame(),
                                                _setting_names(context.candidates)):
             raise DataError(f"--option method=paper: no training data for kernel "
-                            f"'{getattr(context, 'kernel', '?')}' in the store; run 'iotune "
+                            f"'{context.kernel}' in the store; run 'iotune "
                             "train -c CONFIG' first, or use the default method=sequential, "
                             "which starts cold")
 

@@ -3,7 +3,8 @@
 import json
 import multiprocessing
 
-from iotune.store import Store, read_dataframe
+from iotune.measurements import read_dataframe
+from iotune.store import Store
 
 
 def _record(i, status="ok"):

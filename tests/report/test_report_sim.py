@@ -15,6 +15,7 @@ from PIL import Image
 from report_helpers import run_ok
 
 from iotune import __version__
+from iotune.model.trust import TRUSTED_CV_ERROR
 from iotune.report.figures import DPI, WIDTH_IN
 
 FIGURES = ["topk-vpic-sim-512", "search-vpic-sim", "model-fit-vpic-sim", "model-steps-vpic-sim",
@@ -173,3 +174,27 @@ def test_train_only_store_in_svg(sim_campaign, tmp_path):
     assert html.count('src="data:image/svg+xml;base64,') == 3
     assert "No tune records" in html
     assert "No tune records" in result.stdout
+
+
+def test_predictions_carry_the_models_cross_validated_error(report):
+    out, _, _ = report
+    html = (out / "index.html").read_text()
+    label = re.search(r"model CV error (\d+\.\d\d)", html)
+    assert label is not None  # beside the top configurations' predictions and the formula
+    assert html.count(label.group(0)) >= 2
+    if float(label.group(1)) > TRUSTED_CV_ERROR:
+        assert "not to be trusted" in html
+
+
+def test_untrusted_model_gets_one_warning_line(monkeypatch, sim_campaign, tmp_path):
+    import iotune.report.modelfit as modelfit
+
+    monkeypatch.setattr(modelfit.ModelView, "cv_error", property(lambda self: 8.74))
+    from iotune.config import load_config
+    from iotune.report.build import build_report
+
+    config = load_config(sim_campaign / "iotune.yaml")
+    report = build_report(sim_campaign / "store.jsonl", tmp_path / "out", config=config)
+    lines = [m for part in report.parts for s in part.sections for m in s.missing
+             if "not to be trusted" in m]
+    assert lines and all("8.74" in m for m in lines)

@@ -15,10 +15,13 @@ from click.testing import CliRunner
 from iotune.backends.replay import ReplayBackend
 from iotune.cli.main import cli
 from iotune.config import build_config
+from iotune.model.trust import TRUSTED_CV_ERROR, prediction_warning
 from iotune.modeling import model_columns
+from iotune.racing import pooled_noise, ranked, shrunken_centres
 from iotune.store import Store
+from iotune.strategies.base import Evaluation
 from iotune.strategies.coverage import space_filling
-from iotune.tuning import TRUSTED_CV_ERROR, prediction_warning, tune
+from iotune.tune import tune
 
 COUNTS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 SIZES_MIB = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
@@ -63,8 +66,8 @@ def replay_config(tmp_path: Path, data: Path, seed: int = 0, **tune_options):
 
 
 def truths(backend: ReplayBackend, cores: int) -> dict:
-    return {items: statistics.median(times) for (c, items), times in backend.table.items()
-            if c == cores and items}
+    """True time (median of the recorded repeats) of each recorded configuration, by key."""
+    return {key: r.median for key, r in backend.table.items() if r.cores == cores and r.settings}
 
 
 def run_tune(tmp_path, data, strategy, budget, seed, cores=16, **kwargs):
@@ -74,7 +77,7 @@ def run_tune(tmp_path, data, strategy, budget, seed, cores=16, **kwargs):
                   strategy=strategy, budget=budget, fresh=True, **kwargs)
     truth = truths(backend, cores)
     best = min(truth.values())
-    found = best / min(truth[tuple(sorted(e.settings.items()))] for e in result.evaluations)
+    found = best / min(truth[e.key] for e in result.evaluations)
     return result, found
 
 
@@ -189,6 +192,31 @@ def test_the_race_reports_the_best_estimate_not_the_luckiest_draw(tmp_path):
         assert result.spent <= 30
     assert first_lucky >= 1  # the trap was sprung at least once
     assert right >= 10  # and the best by its median was reported nearly always
+
+
+def test_one_lucky_draw_does_not_outrank_three_runs_that_agree():
+    def evaluation(name, times, order):
+        return Evaluation({"stripe_count": order + 1}, name, times=list(times), order=order)
+
+    rng = np.random.default_rng(3)
+    # Twenty configurations around 2 s with a log-spread of 0.2, each run three times.
+    pool = [evaluation(f"c{i}", 2.0 * np.exp(0.3 * rng.standard_normal()
+                                             + 0.2 * rng.standard_normal(3)), i)
+            for i in range(20)]
+    steady = evaluation("steady", [1.20, 1.25, 1.22], 20)
+    lucky = evaluation("lucky", [1.15], 21)  # slightly faster, but a single draw
+    everything = [*pool, steady, lucky]
+    noise = pooled_noise(everything)
+    centres = dict(zip((e.key for e in everything), shrunken_centres(everything, noise),
+                       strict=True))
+    assert centres["lucky"] > np.log(1.15)  # pulled towards the common mean
+    assert centres["steady"] < centres["lucky"]
+    order = ranked(everything)
+    assert order.index(steady) < order.index(lucky)
+    # With the noise unknown (nothing repeated), estimates are the plain geometric means.
+    singles = [evaluation(f"s{i}", [1.0 + i], i) for i in range(4)]
+    assert shrunken_centres(singles, pooled_noise(singles)) == pytest.approx(
+        [np.log(1.0 + i) for i in range(4)])
 
 
 def test_nothing_better_than_the_default_recommends_the_default(tmp_path):

@@ -7,7 +7,7 @@ from iotune.backends import make_backend
 from iotune.cli.common import with_backend
 from iotune.config import load_config
 from iotune.store import Store
-from iotune.tuning import tune
+from iotune.tune import tune
 
 
 @pytest.fixture

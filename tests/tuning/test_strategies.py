@@ -1,16 +1,15 @@
 """Every strategy on a synthetic landscape with a known optimum, at equal budgets."""
 
-from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from iotune.backends.function import FunctionBackend
 from iotune.errors import ConfigError
 from iotune.space import Limits, SearchSpace
-from iotune.strategies import SearchContext, make_strategy
-from iotune.strategies.base import Evaluation
+from iotune.strategies import make_strategy
+from iotune.tune import MeasuringContext, MemorySink
 
 SPACE = SearchSpace.from_mapping({
     "stripe_count": [1, 2, 4, 8, 16, 32, 64],
@@ -24,31 +23,16 @@ def landscape(c: float, s: float, a: float, cores: float) -> float:
     return 2 + 40 / c + 0.05 * c + 6 / s + 0.04 * s + 30 / a + 0.6 * a + 0.001 * cores
 
 
-class SyntheticContext(SearchContext):
-    def __init__(self, budget, training=None):
-        candidates = SPACE.configurations(64, Limits(4))
-        super().__init__(candidates, budget)
-        self.space = SPACE
-        self.training = training
+def synthetic_time(settings, cores) -> float:
+    return landscape(settings["stripe_count"], settings["stripe_size"] / 2**20,
+                     settings["cb_nodes"], cores)
 
-    def key(self, settings: Mapping[str, Any]) -> str:
-        return repr(sorted(settings.items()))
 
-    def _measure(self, settings, evaluation: Evaluation) -> None:
-        evaluation.times.append(landscape(settings["stripe_count"],
-                                          settings["stripe_size"] / 2**20,
-                                          settings["cb_nodes"], 64))
-        evaluation.summarise("median")
-
-    def training_frame(self):
-        rows = [dict(e.settings, cores=64, write_time=e.statistic)
-                for e in self.evaluations.values()]
-        return pd.concat([self.training, pd.DataFrame(rows)], ignore_index=True)
-
-    def candidate_frame(self):
-        frame = pd.DataFrame(self.candidates)
-        frame["cores"] = 64
-        return frame
+def SyntheticContext(budget, training=None) -> MeasuringContext:
+    """tune's search context over the synthetic landscape at 64 ranks, in memory."""
+    return MeasuringContext(backend=FunctionBackend(synthetic_time), sink=MemorySink(training),
+                            kernel="vpic", cores=64, params={},
+                            candidates=SPACE.configurations(64, Limits(4)), budget=budget)
 
 
 def true_best():

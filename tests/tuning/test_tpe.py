@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 
 import iotune.strategies.tpe  # noqa: F401  (registers "tpe" until the built-ins import it)
+from iotune.backends.function import FunctionBackend
 from iotune.errors import ConfigError
 from iotune.space import Limits, SearchSpace
-from iotune.strategies import SearchContext, make_strategy
-from iotune.strategies.base import Configuration, Evaluation
+from iotune.strategies import make_strategy
+from iotune.strategies.base import Configuration
 from iotune.strategies.tpe import CandidateSpace, setting_choices, startup_trials
+from iotune.tune import MeasuringContext, MemorySink
 
 optuna = pytest.importorskip("optuna")
 TrialState = optuna.trial.TrialState
@@ -70,25 +72,24 @@ def sparse_candidates(n: int = 60, seed: int = 0) -> list[Configuration]:
 SPARSE = sparse_candidates()
 
 
-class SyntheticContext(SearchContext):
-    """Measures the landscape exactly; ``fails`` lists configurations whose runs fail."""
+class SyntheticContext(MeasuringContext):
+    """tune's search context over the landscape, in memory; ``fails`` lists configurations
+    whose runs fail; ``measured`` the keys measured, in order."""
 
     def __init__(self, budget: int | None, candidates: Sequence[Configuration] = FULL,
                  fails: Sequence[Configuration] = ()) -> None:
-        super().__init__(candidates, budget)
-        self.fails = {self.key(c) for c in fails}
-        self.measured: list[str] = []
+        failing = {repr(sorted(c.items())) for c in fails}
 
-    def key(self, settings: Mapping[str, Any]) -> str:
-        return repr(sorted(settings.items()))
+        def time(settings: Mapping[str, Any], cores: int) -> float | None:
+            return None if repr(sorted(settings.items())) in failing else time_of(settings)
 
-    def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
-        self.measured.append(evaluation.key)
-        if evaluation.key in self.fails:
-            evaluation.failures.append("simulated failure")
-        else:
-            evaluation.times.append(time_of(settings))
-        evaluation.summarise("median")
+        super().__init__(backend=FunctionBackend(time), sink=MemorySink(), kernel="vpic",
+                         cores=64, params={}, candidates=candidates, budget=budget)
+
+    @property
+    def measured(self) -> list[str]:
+        assert isinstance(self.backend, FunctionBackend)
+        return [r.key for r in self.backend.requests]
 
 
 def best_time(candidates: Sequence[Configuration] = FULL) -> float:

@@ -1,0 +1,225 @@
+"""A measurement as a typed value, and an index of a store built in one pass.
+
+The store keeps records as JSON objects (see :mod:`iotune.store`); everything that reads
+them goes through :class:`Measurement`, which knows the record's layout (where the times,
+the bandwidth and the state are) once, and tolerates what some backends leave unknown (a
+replayed run has a total time and no phase times). :class:`StoreIndex` reads a store file
+once and answers what ``tune`` and ``train`` ask of it: earlier measurements of a
+configuration, finished work, the training frame and the probes.
+
+A record written by one version of iotune and read by another keeps every field:
+:attr:`Measurement.record` is the record as stored, and :meth:`Measurement.to_record`
+returns it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from iotune.errors import StoreError
+from iotune.store import SCHEMA_VERSION, Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The phases of a write whose times a record may carry, ``total`` being open to close.
+PHASES = ("total", "open", "write", "close")
+
+#: Identity columns of a flat row, in order (see :meth:`Measurement.row`).
+IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
+                    "rep", "backend", "provenance", "system", "status", "error", "host",
+                    "fs_type", "started_at", "state")
+
+
+@dataclass(frozen=True)
+class PhaseTimes:
+    """Seconds spent in each phase; None where the run did not say (e.g. replayed runs)."""
+
+    total: float | None = None
+    open: float | None = None
+    write: float | None = None
+    close: float | None = None
+
+    @classmethod
+    def from_json(cls, times: Mapping[str, Any] | None) -> PhaseTimes:
+        times = times or {}
+        return cls(**{p: _number(times.get(p)) for p in PHASES})
+
+    def text(self) -> str:
+        """``open/write/close`` in seconds to three digits, ``?`` where unknown."""
+        return "/".join("?" if t is None else f"{t:.3g}"
+                        for t in (self.open, self.write, self.close))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One run of one configuration, as the store records it.
+
+    ``ok`` runs have ``times.total`` (seconds, open to close) and a bandwidth; failed runs
+    have an ``error``. ``record`` is the stored JSON object, for fields few readers need
+    (hints in effect, file-system facts, the search's tags).
+    """
+
+    kernel: str
+    cores: int
+    backend: str
+    status: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    config_key: str = ""
+    campaign: str = ""
+    rep: int = 0
+    times: PhaseTimes = field(default_factory=PhaseTimes)
+    bandwidth_mib_s: float | None = None
+    bytes_written: int | None = None
+    error: str | None = None
+    state: str | None = None
+    schema_version: int = SCHEMA_VERSION
+    record: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Measurement:
+        """The measurement of a stored record (or of a backend's record before storing)."""
+        result = record.get("result") or {}
+        written = result.get("bytes_written")
+        probe = record.get("probe") or {}
+        return cls(
+            kernel=str(record.get("kernel", "")),
+            cores=int(record.get("cores") or 0),
+            backend=str(record.get("backend", "")),
+            status=str(record.get("status", "")),
+            settings=dict(record.get("settings") or {}),
+            params=dict(record.get("params") or {}),
+            config_key=str(record.get("config_key") or ""),
+            campaign=str(record.get("campaign") or ""),
+            rep=int(record.get("rep") or 0),
+            times=PhaseTimes.from_json(result.get("times_s")),
+            bandwidth_mib_s=_number(result.get("bandwidth_mib_s")),
+            bytes_written=int(written) if written is not None else None,
+            error=record.get("error"),
+            state=probe.get("state") if probe else record.get("state"),
+            schema_version=int(record.get("schema_version", SCHEMA_VERSION)),
+            record=dict(record),
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON object to store (the record this was read from, unchanged)."""
+        return dict(self.record)
+
+    @property
+    def ok(self) -> bool:
+        """A successful run with a positive total time."""
+        return self.status == "ok" and self.times.total is not None and self.times.total > 0
+
+    @property
+    def time_s(self) -> float:
+        """The total time of a successful run (ValueError for a failed one)."""
+        if not self.ok or self.times.total is None:
+            raise ValueError(f"measurement {self.record.get('id', '?')}: no time "
+                             f"(status {self.status})")
+        return self.times.total
+
+    def row(self) -> dict[str, Any]:
+        """One flat row: identity columns, settings and params by name, result figures.
+
+        Result columns: ``write_time`` (open-to-close seconds), ``open_time``,
+        ``write_phase_time``, ``close_time``, ``bandwidth_mib_s``, ``bytes_written``,
+        ``file_size_gib``.
+        """
+        row: dict[str, Any] = {key: self.record.get(key) for key in IDENTITY_COLUMNS}
+        row.update(self.settings)
+        row.update(self.params)
+        row["write_time"] = self.times.total
+        row["open_time"] = self.times.open
+        row["write_phase_time"] = self.times.write
+        row["close_time"] = self.times.close
+        row["bandwidth_mib_s"] = self.bandwidth_mib_s
+        row["bytes_written"] = self.bytes_written
+        row["file_size_gib"] = self.bytes_written / 2**30 if self.bytes_written else None
+        return row
+
+
+def frame_of(measurements: Iterable[Measurement], include_failed: bool = False
+             ) -> pd.DataFrame:
+    """A DataFrame of flat rows (successful measurements only unless ``include_failed``)."""
+    import pandas as pd
+
+    return pd.DataFrame([m.row() for m in measurements
+                         if include_failed or m.status == "ok"])
+
+
+def records_to_dataframe(records: Iterable[Mapping[str, Any]], include_failed: bool = False
+                         ) -> pd.DataFrame:
+    """A DataFrame of flat rows of store records (see :meth:`Measurement.row`)."""
+    return frame_of((Measurement.from_record(r) for r in records), include_failed)
+
+
+def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False
+                   ) -> pd.DataFrame:
+    """The store at ``path`` as a DataFrame, one row per (successful) measurement.
+
+    Raises StoreError when there is no store at ``path``.
+    """
+    store = Store(path)
+    if not store.exists():
+        raise StoreError(f"store {store.path}: no such file")
+    return records_to_dataframe(store.iter_records(), include_failed=include_failed)
+
+
+class StoreIndex:
+    """Every measurement of one store, read once, kept current as this process appends.
+
+    Answers by backend and campaign; storage-probe rounds (``campaign: probe``, see
+    :mod:`iotune.variability.probe`) are kept apart in :attr:`probes`.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.measurements: list[Measurement] = []
+        self.probes: list[dict[str, Any]] = []
+        for record in store.iter_records():
+            self._add(record)
+
+    def _add(self, record: dict[str, Any]) -> Measurement | None:
+        if record.get("campaign") == "probe" or "kernel" not in record:
+            self.probes.append(record)
+            return None
+        measurement = Measurement.from_record(record)
+        self.measurements.append(measurement)
+        return measurement
+
+    def append(self, record: dict[str, Any]) -> Measurement:
+        """Store ``record`` durably and index it; the measurement as written."""
+        written = self.store.append(record)
+        measurement = self._add(written)
+        assert measurement is not None, "only measurements are appended through the index"
+        return measurement
+
+    def __iter__(self) -> Iterator[Measurement]:
+        return iter(self.measurements)
+
+    def select(self, *, kernel: str | None = None, backend: str | None = None,
+               campaign: str | None = None) -> list[Measurement]:
+        """Measurements matching every given field, in store order."""
+        return [m for m in self.measurements
+                if (kernel is None or m.kernel == kernel)
+                and (backend is None or m.backend == backend)
+                and (campaign is None or m.campaign == campaign)]
+
+    def by_key(self, *, backend: str, campaign: str) -> dict[str, list[Measurement]]:
+        """Measurements of ``backend`` in ``campaign`` grouped by configuration key."""
+        out: dict[str, list[Measurement]] = {}
+        for m in self.select(backend=backend, campaign=campaign):
+            out.setdefault(m.config_key, []).append(m)
+        return out
+
+    def training_frame(self, kernel: str, backend: str) -> pd.DataFrame:
+        """Successful measurements of ``kernel`` by ``backend`` (every campaign), flat."""
+        return frame_of(self.select(kernel=kernel, backend=backend))
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -1,0 +1,232 @@
+"""The search context ``tune`` gives a strategy: a backend to measure with, a sink to record in.
+
+:class:`MeasuringContext` is the one concrete :class:`~iotune.strategies.base.SearchContext`:
+it measures each configuration through a :class:`~iotune.backends.Backend` (the evaluator:
+real MPI runs, the simulator, recorded runs, or any object with the same interface), with
+``repetitions`` runs each, optionally state-aware (busy runs repeated), and hands every
+record to a :class:`Sink`:
+
+- :class:`StoreSink` appends to a store (read once, through a
+  :class:`~iotune.measurements.StoreIndex`), reuses earlier measurements of a configuration
+  unless fresh, and gives the model the store's measurements of the kernel as training data;
+- :class:`MemorySink` keeps measurements in memory beside a given training frame (the
+  benchmarks and tests, where nothing is written).
+"""
+
+from __future__ import annotations
+
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from iotune.backends import Backend, RunRequest
+from iotune.errors import ConfigError
+from iotune.measurements import Measurement, StoreIndex, frame_of
+from iotune.settings import config_key, describe_value
+from iotune.strategies.base import STATISTICS, Configuration, Evaluation, SearchContext
+from iotune.variability.state import (
+    StatePolicy,
+    StateTracker,
+    probe_latencies,
+    ranking_times,
+    should_repeat,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ProgressFn = Callable[[str], None]
+
+
+class Sink(ABC):
+    """Where a search's measurements go, and what it may reuse and learn from."""
+
+    @abstractmethod
+    def record(self, record: dict[str, Any]) -> Measurement:
+        """Keep one backend record (already tagged); the measurement as kept."""
+
+    def earlier(self, key: str) -> list[Measurement]:
+        """Measurements of configuration ``key`` made before this search (none by default)."""
+        return []
+
+    @abstractmethod
+    def training_frame(self) -> pd.DataFrame | None:
+        """Measurements to fit a model on (training data and this search's), if any."""
+
+    def probe_latencies(self, size_bytes: int) -> list[float]:
+        """Earlier storage-probe latencies of ``size_bytes`` (for a state-aware search)."""
+        return []
+
+
+class StoreSink(Sink):
+    """A store: read once, appended to; earlier ``tune`` measurements of ``backend`` reused
+    unless ``reuse`` is False; training data = the store's measurements of ``kernel`` by
+    ``backend`` (every campaign, this search's included)."""
+
+    def __init__(self, index: StoreIndex, *, kernel: str, backend: str, reuse: bool = True
+                 ) -> None:
+        self.index, self.kernel, self.backend = index, kernel, backend
+        self._earlier = index.by_key(backend=backend, campaign="tune") if reuse else {}
+
+    def record(self, record: dict[str, Any]) -> Measurement:
+        return self.index.append(record)
+
+    def earlier(self, key: str) -> list[Measurement]:
+        return list(self._earlier.get(key, []))
+
+    def training_frame(self) -> pd.DataFrame:
+        return self.index.training_frame(self.kernel, self.backend)
+
+    def probe_latencies(self, size_bytes: int) -> list[float]:
+        return probe_latencies(self.index.probes, size_bytes=size_bytes)
+
+
+class MemorySink(Sink):
+    """Measurements kept in memory; training data = ``training`` (may be None) plus them."""
+
+    def __init__(self, training: pd.DataFrame | None = None) -> None:
+        self.training = training
+        self.measurements: list[Measurement] = []
+
+    def record(self, record: dict[str, Any]) -> Measurement:
+        measurement = Measurement.from_record(record)
+        self.measurements.append(measurement)
+        return measurement
+
+    def training_frame(self) -> pd.DataFrame | None:
+        import pandas as pd
+
+        measured = frame_of(self.measurements)
+        frames = [f for f in (self.training, measured) if f is not None and not f.empty]
+        return pd.concat(frames, ignore_index=True) if frames else None
+
+
+class MeasuringContext(SearchContext):
+    """Evaluates configurations of ``kernel`` at ``cores`` through ``backend`` into ``sink``.
+
+    Each configuration gets ``repetitions`` runs (earlier ones from the sink count), summed
+    up by ``statistic``; with a ``state_policy``, runs in a busy storage state are repeated
+    and ranking uses idle runs (see :mod:`iotune.variability.state`). ``tags`` are added to
+    every record (the strategy's name and a tune id, so a report can follow one search).
+    """
+
+    def __init__(self, *, backend: Backend, sink: Sink, kernel: str, cores: int,
+                 params: Mapping[str, Any], candidates: Sequence[Configuration],
+                 budget: int | None, repetitions: int = 1, statistic: str = "median",
+                 progress: ProgressFn | None = None, strategy: str = "",
+                 state_policy: StatePolicy | None = None) -> None:
+        super().__init__(candidates, budget)
+        self.backend, self.sink, self.kernel, self.cores = backend, sink, kernel, cores
+        self.params = dict(params)
+        self.repetitions, self.statistic = repetitions, statistic
+        self.progress = progress
+        self.runs = 0
+        self.reused = 0
+        self.policy = state_policy or StatePolicy()
+        self.tracker = None if state_policy is None else _start_tracker(sink, backend,
+                                                                        state_policy)
+        self.tags = {"campaign": "tune", "strategy": strategy,
+                     "tune_id": uuid.uuid4().hex[:12], "target_cores": cores}
+
+    def key(self, settings: Mapping[str, Any]) -> str:
+        return config_key(self.kernel, self.cores, settings, self.params)
+
+    def training_frame(self) -> pd.DataFrame | None:
+        return self.sink.training_frame()
+
+    def candidate_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        frame = pd.DataFrame(self.candidates)
+        frame["cores"] = self.cores
+        return frame
+
+    def _measure(self, settings: Configuration, evaluation: Evaluation) -> None:
+        measurements = self.sink.earlier(evaluation.key)
+        if self.tracker is None:
+            measurements = measurements[: self.repetitions]
+        self.reused += len(measurements)
+        request = RunRequest(self.kernel, self.cores, settings, self.params)
+        for target in range(len(measurements), self.repetitions):
+            measurements += self._measure_until_idle(request, evaluation, len(measurements),
+                                                     f"rep {target + 1}/{self.repetitions}")
+        evaluation.measurements = measurements
+        self._summarise(evaluation)
+
+    def _measure_again(self, evaluation: Evaluation) -> None:
+        """One more repetition: an unused earlier measurement of it if any, else a new run."""
+        done = len(evaluation.measurements)
+        earlier = self.sink.earlier(evaluation.key)
+        if done < len(earlier):
+            evaluation.measurements.append(earlier[done])
+            self.reused += 1
+        else:
+            request = RunRequest(self.kernel, self.cores, evaluation.settings, self.params)
+            evaluation.measurements += self._measure_until_idle(
+                request, evaluation, done, f"rep {done + 1} (race)")
+        self._summarise(evaluation)
+
+    def _measure_until_idle(self, request: RunRequest, evaluation: Evaluation, rep: int,
+                            what: str) -> list[Measurement]:
+        """One repetition; state-aware, repeated while the storage is busy (policy)."""
+        measurements = []
+        repeats = 0
+        while True:
+            if self.progress:
+                again = f" (busy, repeat {repeats})" if repeats else ""
+                self.progress(f"run {self.runs + 1}: config {evaluation.order} {what}{again} "
+                              f"{_settings_text(request.settings)}")
+            measurement = self._measure_once(request, rep)
+            rep += 1
+            measurements.append(measurement)
+            if self.tracker is None or not should_repeat(str(measurement.state), repeats,
+                                                         self.policy):
+                return measurements
+            repeats += 1
+
+    def _summarise(self, evaluation: Evaluation) -> None:
+        """Times, bandwidths, failures and the statistic from ``evaluation.measurements``."""
+        evaluation.times, evaluation.bandwidths, evaluation.failures = [], [], []
+        states = []
+        for measurement in evaluation.measurements:
+            if measurement.ok:
+                evaluation.times.append(measurement.time_s)
+                evaluation.bandwidths.append(float(measurement.bandwidth_mib_s or 0.0))
+                states.append(measurement.state or "unknown")
+            else:
+                evaluation.failures.append(str(measurement.error))
+        evaluation.states = states
+        if self.tracker is not None and evaluation.times:
+            ranked = ranking_times(evaluation.times, states, self.policy.min_idle)
+            evaluation.statistic = STATISTICS[self.statistic](ranked)
+        else:
+            evaluation.summarise(self.statistic)
+        if self.progress and evaluation.statistic is not None:
+            self.progress(f"  -> {self.statistic} {evaluation.statistic:.3f} s, "
+                          f"{max(evaluation.bandwidths):.1f} MiB/s best rep")
+
+    def _measure_once(self, request: RunRequest, rep: int) -> Measurement:
+        """One measurement, tagged with the storage state when state-aware, then recorded."""
+        latency = None
+        if self.tracker is not None:
+            latency = self.backend.probe_before(self.policy.probe_size)
+        record = self.backend.measure(request, rep)
+        if self.tracker is not None:
+            if latency is None:
+                latency = self.backend.probe_after(record, self.policy.probe_size)
+            if latency is not None:
+                record["probe"] = self.tracker.observe(latency).as_record(self.policy.probe_size)
+        self.runs += 1
+        return self.sink.record({**self.tags, **record})
+
+
+def _start_tracker(sink: Sink, backend: Backend, policy: StatePolicy) -> StateTracker:
+    """A state tracker seeded with earlier probe latencies of the same size, if any."""
+    if backend.name == "replay":
+        raise ConfigError("--state-aware: the replay backend has no storage-state probes")
+    return StateTracker(policy, latencies=sink.probe_latencies(policy.probe_size))
+
+
+def _settings_text(settings: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={describe_value(k, v)}" for k, v in settings.items()) or "defaults"

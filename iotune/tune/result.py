@@ -1,0 +1,155 @@
+"""What a tune found, and the tuned-configuration document users check into job scripts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from iotune import __version__
+from iotune.model.trust import prediction_warning
+from iotune.racing import CONFIDENCE, Choice, estimate
+from iotune.settings import SETTINGS, describe_value, mpiio_hints
+from iotune.store import PROVENANCE, now_iso
+from iotune.strategies.base import Evaluation
+
+TUNED_SCHEMA_VERSION = 1
+
+
+@dataclass
+class TuneResult:
+    """The outcome of a tune, ready to print or to write as the tuned YAML.
+
+    ``best`` is the configuration with the best estimated time after the race (see
+    :mod:`iotune.racing`); ``choice`` says whether it is recommended or the default is.
+    """
+
+    kernel: str
+    cores: int
+    nodes: int
+    params: dict[str, Any]
+    backend: str
+    system: str
+    strategy: str
+    default: Evaluation
+    choice: Choice
+    evaluations: list[Evaluation]
+    runs: int
+    reused: int
+    elapsed_s: float
+    bytes_written: int
+    statistic: str
+    budget: int | None = None
+    spent: int = 0
+    best_so_far: list[float] = field(default_factory=list)
+    model: Any = None
+
+    @property
+    def best(self) -> Evaluation | None:
+        return self.choice.best
+
+    @property
+    def recommended(self) -> Evaluation:
+        return self.choice.recommended
+
+    @property
+    def speedup(self) -> float | None:
+        """Estimated speedup of the recommended configuration over the default."""
+        if self.choice.recommend_default:
+            return 1.0 if self.default.times else None
+        return self.choice.speedup.value if self.choice.speedup else None
+
+    def figures(self, evaluation: Evaluation) -> dict[str, Any]:
+        """Time statistic, bandwidth, spread and interval over one configuration's runs."""
+        if evaluation.statistic is None:
+            return {"status": "failed", "errors": evaluation.failures}
+        mib = self.bytes_written / 2**20
+        out: dict[str, Any] = {
+            "time_s": round(evaluation.statistic, 6),
+            "bandwidth_mib_s": round(mib / evaluation.statistic, 3),
+            "statistic": self.statistic,
+            "repetitions": len(evaluation.times),
+            "time_min_s": round(min(evaluation.times), 6),
+            "time_max_s": round(max(evaluation.times), 6),
+            "failed_repetitions": len(evaluation.failures),
+        }
+        found = estimate(evaluation, self.choice.noise)
+        if found is not None:
+            out["estimate_s"] = round(found.time_s, 6)
+            out["interval_s"] = (None if found.low_s is None or found.high_s is None
+                                 else [round(found.low_s, 6), round(found.high_s, 6)])
+        return out
+
+    def _described(self, evaluation: Evaluation) -> dict[str, Any]:
+        return {"settings": _settings_document(evaluation.settings),
+                **self.figures(evaluation)}
+
+    def to_tuned(self) -> dict[str, Any]:
+        """The tuned-configuration document users check into their job scripts.
+
+        ``settings`` are those recommended: empty when no configuration beat the default
+        with confidence (``recommendation: default``, with the reason and the best found).
+        """
+        choice = self.choice
+        chosen = choice.recommended
+        gain = choice.speedup
+        doc: dict[str, Any] = {
+            "schema_version": TUNED_SCHEMA_VERSION,
+            "iotune_version": __version__,
+            "created_at": now_iso(),
+            "kernel": self.kernel,
+            "kernel_args": self.params,
+            "cores": self.cores,
+            "nodes": self.nodes,
+            "system": self.system,
+            "backend": self.backend,
+            "provenance": PROVENANCE[self.backend],
+            "recommendation": "default" if choice.recommend_default else "tuned",
+            "reason": choice.reason,
+            "settings": _settings_document(chosen.settings),
+            "mpiio_hints": mpiio_hints(chosen.settings),
+            "measured": self.figures(chosen) if chosen.times or chosen.failures else None,
+            "predicted_time_s": (round(chosen.predicted, 6) if chosen.predicted else None),
+            "default": self.figures(self.default),
+            "speedup": round(self.speedup, 3) if self.speedup else None,
+            "confidence": CONFIDENCE,
+            "best_found": self._described(choice.best) if choice.best is not None else None,
+            "best_found_speedup": None if gain is None else {
+                "estimate": round(gain.value, 3),
+                "interval": (None if gain.low is None or gain.high is None
+                             else [round(gain.low, 3), round(gain.high, 3)])},
+            "runner_up": (self._described(choice.runner_up) if choice.runner_up is not None
+                          else None),
+            "tied_with_runner_up": choice.tied_with_runner_up,
+            "noise": {"log_sigma": (None if choice.noise.sigma is None
+                                    else round(choice.noise.sigma, 4)),
+                      "degrees_of_freedom": choice.noise.df},
+            "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
+                       "runs": self.runs, "reused_measurements": self.reused,
+                       "budget": self.budget, "budget_spent": self.spent,
+                       "race_runs": choice.race_runs,
+                       "elapsed_s": round(self.elapsed_s, 1)},
+        }
+        if self.model is not None:
+            doc["model"] = model_summary(self.model)
+        return doc
+
+
+def model_summary(model: Any) -> dict[str, Any]:
+    """The model's formula and errors, with a verdict on whether to trust its predictions."""
+    stats = model.stats
+    cv = stats.cv_rms_relative_error if stats else None
+    return {
+        "formula": model.formula(),
+        "params": list(model.params),
+        "terms": model.term_names(),
+        "training_rows": stats.rows if stats else None,
+        "training_rms_relative_error": stats.rms_relative_error if stats else None,
+        "cv_rms_relative_error": cv,
+        "predictions_trusted": prediction_warning(cv) is None,
+    }
+
+
+def _settings_document(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: describe_value(k, v) if SETTINGS.get(k) and SETTINGS[k].kind == "bytes" else v
+            for k, v in settings.items()}

@@ -1,0 +1,107 @@
+"""``tune``: the baseline, a search strategy at the target scale, the race, the result.
+
+The flow (Behzad et al., section 3): measure the default configuration (what the system
+gives with no settings), let the strategy evaluate configurations at the target scale under
+the budget, race the leaders against the default (:mod:`iotune.racing`), and report the
+best configuration with its speedup over the default. Every measurement is appended to the
+store (campaign ``tune``); measurements of the same configuration already in the store are
+reused unless ``fresh``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from iotune.backends import Backend
+from iotune.config import Config, TuneConfig
+from iotune.errors import ConfigError
+from iotune.measurements import StoreIndex
+from iotune.racing import race, race_reserve
+from iotune.store import Store
+from iotune.strategies.base import Strategy, make_strategy, resolve_options
+from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
+from iotune.tune.result import TuneResult
+from iotune.variability.state import StatePolicy
+
+
+def search_budget(budget: int | None, search: Strategy, tune_cfg: TuneConfig) -> int | None:
+    """The whole budget of a tune: as given, else the config's, else the strategy's own
+    (:meth:`~iotune.strategies.base.Strategy.default_budget`; None: until it stops)."""
+    if budget is not None or tune_cfg.budget is not None:
+        return budget or tune_cfg.budget
+    return search.default_budget()
+
+
+def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: int,
+         strategy: str | None = None, budget: int | None = None,
+         strategy_options: Mapping[str, Any] | None = None, fresh: bool = False,
+         progress: ProgressFn | None = None, state_aware: bool | None = None) -> TuneResult:
+    """Measure the default, search at ``cores`` ranks, race the leaders, and return the result.
+
+    ``strategy_options`` are the strategy's options given on the command line (over the
+    config's, see :func:`resolve_options`). The budget (configurations evaluated plus extra runs of
+    the race) is split: a fifth is kept for the race (:func:`iotune.racing.race_reserve`),
+    the rest goes to the strategy.
+    """
+    if kernel != config.kernel.name:
+        raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
+                          f"'{config.kernel.name}'; use a config for that kernel")
+    recorded = backend.candidates(cores)
+    candidates = (config.space.configurations(cores, config.system.limits) if recorded is None
+                  else recorded)
+    if not candidates:
+        raise ConfigError(f"space: no valid configuration at {cores} cores (check cb_nodes "
+                          "against the ranks and aggregators_per_node)")
+    tune_cfg = config.tune
+    name = strategy or tune_cfg.strategy
+    search = make_strategy(name, **resolve_options(tune_cfg, name, strategy_options))
+    total = search_budget(budget, search, tune_cfg)
+    reserve = race_reserve(total)
+    started = time.monotonic()
+    context = MeasuringContext(
+        backend=backend, kernel=kernel, cores=cores, params=config.kernel.args,
+        sink=StoreSink(StoreIndex(store), kernel=kernel, backend=backend.name,
+                       reuse=not fresh),
+        candidates=candidates, budget=None if total is None else max(1, total - reserve),
+        repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic,
+        progress=progress, strategy=name,
+        state_policy=_state_policy(tune_cfg) if (tune_cfg.state_aware if state_aware is None
+                                                 else state_aware) else None,
+    )
+    search.prepare(context)
+    if progress:
+        progress(f"default configuration at {cores} ranks (the baseline)")
+    default = context.measure_baseline()
+    if progress:
+        progress(f"searching {len(candidates)} candidate configurations with '{name}'"
+                 + (f", budget {total} ({reserve} kept to race the leaders)" if total else ""))
+    search.search(context)
+    context.budget = (context.spent + reserve if total is None
+                      else max(total, context.spent))
+    if progress and reserve:
+        progress(f"racing the leaders and the default (up to {reserve} more runs)")
+    choice = race(default, lambda: list(context.evaluations.values()), context.remeasure,
+                  reserve)
+    return TuneResult(
+        kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
+        params=config.kernel.args, backend=backend.name, system=config.system.name,
+        strategy=name, default=default, choice=choice,
+        evaluations=sorted(context.evaluations.values(), key=lambda e: e.order),
+        runs=context.runs, reused=context.reused, elapsed_s=time.monotonic() - started,
+        bytes_written=_bytes_written(context), statistic=tune_cfg.statistic,
+        budget=total, spent=context.spent,
+        best_so_far=context.best_so_far, model=search.notes.get("model"),
+    )
+
+
+def _state_policy(tune_cfg: Any) -> StatePolicy:
+    return StatePolicy(max_repeats=tune_cfg.busy_repeats, min_idle=tune_cfg.min_idle)
+
+
+def _bytes_written(context: MeasuringContext) -> int:
+    """Bytes one measurement writes: the kernel's bytes per rank times the ranks."""
+    from iotune.kernels import get_kernel
+
+    return get_kernel(context.kernel).bytes_per_rank(context.params) * context.cores
