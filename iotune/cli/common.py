@@ -109,15 +109,15 @@ def resolve_config(config_path: Path | None, required: bool = False) -> Config:
 def builtin_config(cwd: Path | None = None) -> Config:
     """The config used when there is none: the ``iotune init`` template for this machine.
 
-    The template (:data:`iotune.starter.STARTER_CONFIG`) with scratch in the temporary
+    The template (:func:`iotune.templates.starter_config`) with scratch in the temporary
     directory, ``cores_per_node`` left to its default (the CPUs of this machine), and
     ``cb_config_list: "*:k"`` (k = ``aggregators_per_node``) so that ROMIO, which puts one
     aggregator per host unless told otherwise, honours the ``cb_nodes`` values of the space.
     The store is ``iotune-store.jsonl`` in ``cwd`` (default: the working directory).
     """
-    from iotune.starter import STARTER_CONFIG
+    from iotune.templates import starter_config
 
-    raw = yaml.safe_load(STARTER_CONFIG)
+    raw = yaml.safe_load(starter_config())
     system = raw["system"]
     system["scratch"] = tempfile.gettempdir()
     system.pop("cores_per_node", None)

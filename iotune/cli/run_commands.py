@@ -22,8 +22,8 @@ from iotune.measurements import Measurement, read_dataframe
 from iotune.output import emit, progress, render_pairs
 from iotune.settings import describe_value, normalise_settings
 from iotune.space import check_configuration
-from iotune.starter import STARTER_CONFIG
 from iotune.store import Store
+from iotune.templates import starter_config
 
 
 def summarise(record: dict[str, Any]) -> dict[str, Any]:
@@ -178,7 +178,7 @@ def init_command(output: Path, force: bool) -> None:
     """Write a commented starter config (./iotune.yaml) to edit."""
     if output.exists() and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
-    output.write_text(STARTER_CONFIG)
+    output.write_text(starter_config())
     progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
 
 

@@ -12,14 +12,6 @@ import yaml
 from iotune.apply import FORMATS as APPLY_FORMATS
 from iotune.apply import load_tuned, render
 from iotune.backends import make_backend
-from iotune.campaign import (
-    Task,
-    check_fits_allocation,
-    describe_settings,
-    done_tasks,
-    plan_campaign,
-    run_campaign,
-)
 from iotune.cli.common import (
     backend_options,
     config_option,
@@ -34,12 +26,20 @@ from iotune.errors import ConfigError
 from iotune.model.trust import prediction_warning
 from iotune.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.racing import CONFIDENCE
-from iotune.sbatch import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.settings import describe_value
 from iotune.slurm import current_allocation
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.terminal import Progress, make_progress
+from iotune.train import (
+    Task,
+    check_fits_allocation,
+    describe_settings,
+    done_tasks,
+    plan_campaign,
+    run_campaign,
+)
+from iotune.train.jobscript import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.tune import TuneResult, tune
 
 

@@ -2,12 +2,13 @@
 
 Which model: the tuned YAML records the formula with coefficients rounded to four digits
 and no exponent vectors, so it cannot be rebuilt exactly. The report therefore refits the
-model with :func:`iotune.modeling.fit_for_space` on the dataset's training measurements
-(campaign ``train``, every scale) with the model strategy's ``max_terms`` and ``seed`` as
-the config sets them (``tune.options.model``, ``tune.max_terms``, ``tune.seed``; the
-strategy's defaults without a config). That is the model of the pruning step of ``iotune
-tune``: its predictions at the tuned scale were not fitted on the tune measurements they
-are compared with. Without training data it is fitted on the tune measurements (stated on the page).
+model with :func:`iotune.model.from_measurements.fit_for_space` on the dataset's training
+measurements (campaign ``train``, every scale) with the model strategy's ``max_terms`` and
+``seed`` as the config sets them (``tune.options.model``, ``tune.max_terms``,
+``tune.seed``; the strategy's defaults without a config). That is the model of the pruning
+step of ``iotune tune``: its predictions at the tuned scale were not fitted on the tune
+measurements they are compared with. Without training data it is fitted on the tune
+measurements (stated on the page).
 
 The search space comes from the config when its kernel is the report's; otherwise it is
 rebuilt from the settings found in the data.
@@ -25,8 +26,8 @@ import pandas as pd
 from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError, DataError
 from iotune.model import Model
+from iotune.model.from_measurements import fit_for_space
 from iotune.model.trust import error_label, prediction_warning
-from iotune.modeling import fit_for_space
 from iotune.report.data import Dataset, is_setting_column
 from iotune.settings import SETTINGS
 from iotune.space import Limits, SearchSpace, is_valid

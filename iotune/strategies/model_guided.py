@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import ConfigError, DataError
-from iotune.modeling import fit_for_settings, with_settings
+from iotune.model.from_measurements import fit_for_settings, with_settings
 from iotune.strategies.base import (
     Configuration,
     SearchContext,

@@ -4,14 +4,14 @@ One greedy selection of ``prod x^{-1|0|1}`` terms on a few dozen noisy runs is b
 single lucky draw can pull a term in or out and turn the ranking of the whole space. So the
 selection is repeated on ``members`` bootstrap resamples of the measured *configurations*
 (all repeats of a configuration stay together, as in the model's cross-validation), each
-resample fitted by :func:`iotune.modeling.fit_for_settings`, and every candidate is predicted
-by every member. Members are kept small for the data they see: at most one term per
-``CONFIGURATIONS_PER_TERM`` configurations, and categorical settings enter as per-level
-offsets only (no per-level copy of every term); the paper's monotonicity completion stays,
-since it is what lets a member put an optimum inside a setting's range instead of at an
-edge. The spread of the members' predictions is the doubt about a candidate:
-large where the data say little (far from what was measured, or where the selection is
-unsure which terms matter), small where the members agree.
+resample fitted by :func:`iotune.model.from_measurements.fit_for_settings`, and every
+candidate is predicted by every member. Members are kept small for the data they see: at
+most one term per ``CONFIGURATIONS_PER_TERM`` configurations, and categorical settings enter
+as per-level offsets only (no per-level copy of every term); the paper's monotonicity
+completion stays, since it is what lets a member put an optimum inside a setting's range
+instead of at an edge. The spread of the members' predictions is the doubt about a
+candidate: large where the data say little (far from what was measured, or where the
+selection is unsure which terms matter), small where the members agree.
 
 Predictions are compared on a log scale (I/O times are positive and their errors
 multiplicative). A member's prediction below half the fastest time ever measured is held at
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iotune.errors import DataError
-from iotune.modeling import TARGET, fit_for_settings, model_columns, prepare
+from iotune.model.from_measurements import TARGET, fit_for_settings, model_columns, prepare
 
 if TYPE_CHECKING:
     import pandas as pd

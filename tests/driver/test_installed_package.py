@@ -40,6 +40,14 @@ def test_wheel_ships_kernels_and_configs(installed):
     assert (installed / "iotune" / "sim" / "systems" / "hopper.yaml").is_file()
 
 
+def test_wheel_ships_every_package_and_the_starter_config(installed):
+    packages = {p.parent.relative_to(REPO) for p in (REPO / "iotune").rglob("__init__.py")}
+    assert len(packages) > 10
+    missing = sorted(str(p) for p in packages if not (installed / p / "__init__.py").is_file())
+    assert not missing  # list each in pyproject.toml's [tool.setuptools] packages
+    assert (installed / "iotune" / "templates" / "iotune.yaml").is_file()
+
+
 @pytest.mark.mpi
 def test_installed_iotune_runs_a_kernel_from_its_own_files(installed, tmp_path):
     scratch = tmp_path / "scratch"

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from iotune.campaign import plan_campaign
 from iotune.config import load_config
 from iotune.store import Store
+from iotune.train import plan_campaign
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
 

@@ -1,8 +1,8 @@
 import pytest
 
-from iotune.designs import design_configurations, latin_hypercube, spread, systematic
 from iotune.errors import ConfigError
 from iotune.space import Limits, SearchSpace
+from iotune.train.designs import design_configurations, latin_hypercube, spread, systematic
 
 SPACE = SearchSpace.from_mapping({
     "stripe_count": [1, 2, 4, 8, 16, 32, 64, 96, 128, 156],

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iotune.campaign import plan_campaign
 from iotune.config import load_config
 from iotune.store import Store
+from iotune.train import plan_campaign
 
 pytestmark = pytest.mark.mpi
 

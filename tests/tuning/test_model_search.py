@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from iotune.backends.replay import ReplayBackend
 from iotune.cli.main import cli
 from iotune.config import build_config
+from iotune.model.from_measurements import model_columns
 from iotune.model.trust import TRUSTED_CV_ERROR, prediction_warning
-from iotune.modeling import model_columns
 from iotune.racing import pooled_noise, ranked, shrunken_centres
 from iotune.store import Store
 from iotune.strategies.base import Evaluation

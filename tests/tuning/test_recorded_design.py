@@ -6,13 +6,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from iotune.campaign import plan_campaign
 from iotune.cli.main import cli
 from iotune.config import load_config
-from iotune.designs import design_configurations, recorded_subset
 from iotune.errors import ConfigError
 from iotune.space import Limits, SearchSpace
 from iotune.store import Store
+from iotune.train import plan_campaign
+from iotune.train.designs import design_configurations, recorded_subset
 
 #: Two scales; 16 cores has 5 recorded non-default configurations (one recorded twice)
 #: and the default row; 64 cores has one configuration and the default.

@@ -1,6 +1,6 @@
-from iotune.campaign import plan_campaign
 from iotune.config import load_config
-from iotune.sbatch import job_script
+from iotune.train import plan_campaign
+from iotune.train.jobscript import job_script
 
 
 def test_job_script_lines(write_config, tmp_path):

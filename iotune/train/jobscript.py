@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iotune import __version__
-from iotune.campaign import ScalePlan
 from iotune.config import Config
+from iotune.measurements import StoreIndex
 from iotune.slurm import render_job_script, slurm_time
 from iotune.store import Store
+from iotune.train.plan import ScalePlan
 
 DEFAULT_SECONDS_PER_RUN = 60.0
 MARGIN = 1.5
@@ -21,8 +22,8 @@ MINIMUM_SECONDS = 600
 
 def seconds_per_run(store: Store, kernel: str) -> float:
     """Median wall time of this kernel's recorded runs, or a default when none exist."""
-    times = [float(r["elapsed_s"]) for r in store.iter_records()
-             if r.get("kernel") == kernel and r.get("elapsed_s") is not None]
+    times = [float(m.record["elapsed_s"]) for m in StoreIndex(store).select(kernel=kernel)
+             if m.record.get("elapsed_s") is not None]
     return statistics.median(times) if times else DEFAULT_SECONDS_PER_RUN
 
 
