@@ -31,6 +31,7 @@ class RunOutcome:
     returncode: int | None
     elapsed_s: float
     stderr_tail: str
+    stdout: str = ""
 
 
 def run_command(
@@ -38,11 +39,14 @@ def run_command(
     timeout_s: float,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    expect_json: bool = True,
 ) -> RunOutcome:
     """Run ``argv``; kill its whole process group after ``timeout_s`` seconds.
 
-    The JSON result is the last stdout line that parses as a JSON object; anything else a
-    program prints on stdout is ignored.
+    With ``expect_json`` (iotune's kernels) the result is the last stdout line that parses
+    as a JSON object, and a run without one failed; anything else a program prints on
+    stdout is ignored. Without it (a user's program) a zero exit is success, the result is
+    None and ``stdout`` holds what the program printed.
     """
     start = time.monotonic()
     try:
@@ -57,14 +61,19 @@ def run_command(
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         stdout, stderr = proc.communicate()
-        return _failed(argv, f"timed out after {timeout_s:g} s", proc.returncode, start, stderr)
+        return _failed(argv, f"timed out after {timeout_s:g} s", proc.returncode, start, stderr,
+                       stdout)
     except BaseException:
         _kill_group(proc)  # Ctrl-C or SIGTERM of the driver: leave no ranks behind
         proc.communicate()
         raise
     if proc.returncode != 0:
         last = _last_line(stderr) or "no message on stderr"
-        return _failed(argv, f"exit code {proc.returncode}: {last}", proc.returncode, start, stderr)
+        return _failed(argv, f"exit code {proc.returncode}: {last}", proc.returncode, start, stderr,
+                       stdout)
+    if not expect_json:
+        return RunOutcome(tuple(argv), True, None, None, 0, time.monotonic() - start,
+                          stderr[-TAIL_CHARS:], stdout)
     result = parse_result(stdout)
     if result is None:
         return _failed(argv, "no JSON result object on stdout", 0, start, stderr)
@@ -92,9 +101,9 @@ def _last_line(text: str) -> str:
 
 
 def _failed(argv: Sequence[str], reason: str, code: int | None, start: float,
-            stderr: str) -> RunOutcome:
+            stderr: str, stdout: str = "") -> RunOutcome:
     return RunOutcome(tuple(argv), False, None, reason, code, time.monotonic() - start,
-                      (stderr or "")[-TAIL_CHARS:])
+                      (stderr or "")[-TAIL_CHARS:], stdout or "")
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

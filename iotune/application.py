@@ -1,0 +1,306 @@
+"""Running a user's own, unmodified MPI program with a configuration's settings injected.
+
+iotune never edits the program. For each run it:
+
+1. makes a fresh run directory under scratch (``iotune-app-*``) and, inside it, the output
+   directory the program is told about through ``{scratch}`` in its command line (the
+   config's ``output_dir`` below the run directory, or the run directory itself);
+2. stripes that directory with ``lfs setstripe`` when the file system is Lustre and the
+   configuration has Lustre settings (elsewhere striping is recorded as not applicable);
+3. writes the MPI-IO hints into a ROMIO hints file named by ``ROMIO_HINTS`` (MPICH/ROMIO)
+   and into ``MPICH_MPIIO_HINTS`` (Cray MPICH), so a program that opens its files with
+   ``MPI_INFO_NULL`` gets them with no help;
+4. writes every MPI-IO and HDF5 setting into the settings file of the preload library
+   (:mod:`iotune.preload`) and preloads it (``LD_PRELOAD``), so programs that pass their own
+   ``MPI_Info`` or open files through HDF5 get them too, and the hints in effect, the time
+   and the bytes of the write calls are read back;
+5. starts the program through the configured launcher with ``{cores}``, ``{nodes}`` and
+   ``{scratch}`` replaced, and times it; the run directory is removed afterwards.
+
+What a run measures (``metric``): ``wall`` (the program's wall time, launcher included),
+``io_time`` (the slowest rank's time in MPI-IO write calls, from the preload library) or a
+regular expression whose first group, found in the program's output, is the time in
+seconds. The record's ``result.measure`` says which; ``result.times_s.total`` holds it, so
+the model and the search use it as they use a kernel's time. A non-zero exit, a timeout, a
+missing preload report or a missing metric is a failed record with the tail of stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iotune.catalogue import HINT_PREFIX, SETTINGS, mpiio_hints, settings_in_layer
+from iotune.errors import ConfigError
+from iotune.fsinfo import filesystem_of, is_lustre
+from iotune.runner import TAIL_CHARS, RunOutcome, run_command
+
+METRICS = ("wall", "io_time")
+PRELOAD_MODES = ("auto", "yes", "no")
+PLACEHOLDERS = ("cores", "nodes", "scratch")
+#: Settings a program's own code decides; iotune cannot change them from outside.
+NOT_INJECTABLE = tuple(s.name for s in settings_in_layer("application"))
+
+
+@dataclass(frozen=True)
+class Application:
+    """A user's program as the config describes it (``kernel: {command: ...}``)."""
+
+    command: str
+    output_dir: str | None = None
+    metric: str = "wall"
+    preload: str = "auto"
+
+    @property
+    def regex(self) -> re.Pattern[str] | None:
+        """The metric's regular expression, or None for ``wall`` and ``io_time``."""
+        return None if self.metric in METRICS else re.compile(self.metric)
+
+    def argv(self, cores: int, nodes: int, scratch: Path) -> list[str]:
+        """The program's command line with the placeholders replaced."""
+        return [word.format(cores=cores, nodes=nodes, scratch=scratch)
+                for word in shlex.split(self.command)]
+
+
+def parse_application(raw: Mapping[str, Any], where: str = "kernel") -> Application:
+    """An :class:`Application` from the config's ``kernel`` mapping; ConfigError naming the
+    key otherwise."""
+    known = ("command", "output_dir", "metric", "preload", "name")
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown key of a command kernel; known: "
+                          f"{', '.join(known)}")
+    command = raw.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigError(f"{where}.command: must be the program's command line, e.g. "
+                          "'./my_app -o {scratch}/out.h5'")
+    try:
+        words = shlex.split(command)
+        for word in words:
+            word.format(cores=1, nodes=1, scratch="x")
+    except (ValueError, KeyError, IndexError) as exc:
+        raise ConfigError(f"{where}.command: {exc}; placeholders are "
+                          f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)} (write {{{{ and }}}} "
+                          "for literal braces)") from None
+    output_dir = raw.get("output_dir")
+    if output_dir is not None and (not isinstance(output_dir, str) or os.path.isabs(output_dir)
+                                   or ".." in Path(output_dir).parts):
+        raise ConfigError(f"{where}.output_dir: {output_dir!r} must be a relative path inside "
+                          "the run directory")
+    metric = raw.get("metric", "wall")
+    if isinstance(metric, Mapping):
+        if set(metric) != {"regex"}:
+            raise ConfigError(f"{where}.metric: a mapping must be {{regex: PATTERN}}")
+        metric = metric["regex"]
+        try:
+            pattern = re.compile(str(metric))
+        except re.error as exc:
+            raise ConfigError(f"{where}.metric.regex: {exc}") from None
+        if pattern.groups < 1:
+            raise ConfigError(f"{where}.metric.regex: needs a group around the number, e.g. "
+                              "'write time: ([0-9.]+)'")
+    elif metric not in METRICS:
+        raise ConfigError(f"{where}.metric: {metric!r} is not one of {', '.join(METRICS)} "
+                          "or {regex: PATTERN}")
+    preload = raw.get("preload", "auto")
+    if preload is True:
+        preload = "yes"
+    elif preload is False:
+        preload = "no"
+    if preload not in PRELOAD_MODES:
+        raise ConfigError(f"{where}.preload: {preload!r} is not one of "
+                          f"{', '.join(PRELOAD_MODES)}")
+    if metric == "io_time" and preload == "no":
+        raise ConfigError(f"{where}.metric: io_time is measured by the preload library; "
+                          "preload: no turns it off")
+    return Application(command.strip(), output_dir, str(metric), str(preload))
+
+
+def check_injectable(settings: Mapping[str, Any], where: str = "space") -> None:
+    """ConfigError for a setting iotune cannot inject into an unmodified program."""
+    for name in settings:
+        if name in NOT_INJECTABLE:
+            raise ConfigError(f"{where}.{name}: a command kernel cannot change this from "
+                              "outside the program (it is decided in the program's code)")
+
+
+# ------------------------------------------------------------------ injection
+
+
+def romio_hints_text(settings: Mapping[str, Any]) -> str:
+    """The ROMIO hints file: one ``key value`` line per MPI-IO hint."""
+    return "".join(f"{key} {value}\n" for key, value in mpiio_hints(settings).items())
+
+
+def cray_hints(settings: Mapping[str, Any]) -> str:
+    """``MPICH_MPIIO_HINTS`` for every file: ``*:key=value:key=value``."""
+    hints = mpiio_hints(settings)
+    return "*:" + ":".join(f"{k}={v}" for k, v in hints.items()) if hints else ""
+
+
+def preload_settings_text(settings: Mapping[str, Any]) -> str:
+    """The preload library's settings file: ``hint:<key>=<value>`` and ``hdf5:<name>=<value>``
+    lines (see :mod:`iotune.preload`)."""
+    lines = [f"hint:{k}={v}" for k, v in mpiio_hints(settings).items()]
+    for name, value in settings.items():
+        if not name.startswith(HINT_PREFIX) and SETTINGS[name].layer == "hdf5":
+            lines.append(f"hdf5:{name}={SETTINGS[name].to_argument(value)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def stripe(directory: Path, settings: Mapping[str, Any], fs_type: str) -> dict[str, Any]:
+    """``lfs setstripe`` the Lustre settings on ``directory``, or why it does not apply.
+
+    Raises RuntimeError with lfs's message when lfs fails (the run is then a failed record).
+    """
+    if not is_lustre(fs_type):
+        return {"applicable": False, "reason": f"{fs_type} is not Lustre"}
+    command = ["lfs", "setstripe"]
+    for setting in settings_in_layer("lustre"):
+        if setting.name in settings and setting.lfs_option:
+            command += [setting.lfs_option, setting.to_argument(settings[setting.name])]
+    if len(command) == 2:
+        return {"applicable": True, "requested": None}
+    command.append(str(directory))
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"{shlex.join(command)}: {done.stderr.strip() or done.returncode}")
+    return {"applicable": True, "command": shlex.join(command),
+            "requested": {s.name: settings.get(s.name) for s in settings_in_layer("lustre")}}
+
+
+# ------------------------------------------------------------------ one run
+
+
+@dataclass(frozen=True)
+class AppRun:
+    """What one run of the program gave: the fields of its store record."""
+
+    status: str
+    error: str | None
+    result: dict[str, Any] | None
+    command: list[str]
+    elapsed_s: float
+    stderr_tail: str
+
+
+def run_application(app: Application, *, settings: Mapping[str, Any], cores: int, nodes: int,
+                    scratch: Path, launch: Any, timeout_s: float, env: Mapping[str, str],
+                    preload_library: Path | None, cwd: Path | None = None) -> AppRun:
+    """Run ``app`` once with ``settings`` injected (see the module docstring).
+
+    ``launch(program_argv) -> argv`` wraps the program's command line in the launcher;
+    ``preload_library`` is the built library (None: not preloaded). Never raises for a run
+    that fails: the failure is in the returned :class:`AppRun`.
+    """
+    fs_type, _ = filesystem_of(scratch)
+    run_dir = Path(tempfile.mkdtemp(prefix="iotune-app-", dir=scratch))
+    try:
+        output = run_dir / app.output_dir if app.output_dir else run_dir
+        output.mkdir(parents=True, exist_ok=True)
+        try:
+            striping = stripe(output, settings, fs_type)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+            return AppRun("failed", f"striping: {exc}", None, [], 0.0, "")
+        run_env = dict(env)
+        hints_file = run_dir / "romio-hints"
+        hints_file.write_text(romio_hints_text(settings))
+        run_env["ROMIO_HINTS"] = str(hints_file)
+        if cray_hints(settings):
+            run_env["MPICH_MPIIO_HINTS"] = cray_hints(settings)
+        report = run_dir / "preload.json"
+        if preload_library is not None:
+            settings_file = run_dir / "preload-settings"
+            settings_file.write_text(preload_settings_text(settings))
+            run_env["IOTUNE_SETTINGS"] = str(settings_file)
+            run_env["IOTUNE_PRELOAD_OUT"] = str(report)
+            run_env["LD_PRELOAD"] = " ".join(
+                p for p in (str(preload_library), env.get("LD_PRELOAD", "")) if p)
+        argv = launch(app.argv(cores, nodes, output))
+        outcome = run_command(argv, timeout_s, env=run_env, cwd=str(cwd) if cwd else None,
+                              expect_json=False)
+        preloaded = _read_report(report) if preload_library is not None else None
+        return _judge(app, outcome, settings, striping, preloaded, preload_library is not None)
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(run_dir)
+
+
+def _read_report(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
+           striping: dict[str, Any], preloaded: dict[str, Any] | None,
+           expected_report: bool) -> AppRun:
+    """The record fields of a finished run: which metric, and whether it was found."""
+    command = list(outcome.argv)
+    if not outcome.ok:
+        return AppRun("failed", outcome.reason, None, command, outcome.elapsed_s,
+                      outcome.stderr_tail)
+    io_time = _number((preloaded or {}).get("write_time_s"))
+    written = (preloaded or {}).get("bytes_written")
+    total: float | None
+    why: str | None
+    if app.metric == "wall":
+        measure, total, why = "wall", outcome.elapsed_s, None
+    elif app.metric == "io_time":
+        measure, total = "io_time", io_time
+        why = ("the preload library wrote no report (is the program an MPI program, and "
+               "does it call MPI_Finalize?)" if preloaded is None else
+               "the program made no MPI-IO write call" if not io_time else None)
+    else:
+        measure, total, why = "regex", _metric_from(app, outcome), None
+        if total is None:
+            why = f"metric: no match of {app.metric!r} in the program's output"
+    if why is not None or total is None or total <= 0:
+        return AppRun("failed", why or f"metric: {total!r} is not a positive time", None,
+                      command, outcome.elapsed_s, outcome.stderr_tail)
+    files = (preloaded or {}).get("files") or []
+    result: dict[str, Any] = {
+        "measure": measure,
+        "times_s": {"total": total, "open": None, "write": io_time, "close": None},
+        "wall_s": round(outcome.elapsed_s, 6),
+        "io_time_s": io_time,
+        "bytes_written": int(written) if isinstance(written, int | float) and written else None,
+        "bandwidth_mib_s": (float(written) / 2**20 / total
+                            if isinstance(written, int | float) and written else None),
+        "hints_requested": mpiio_hints(settings),
+        "hints_in_effect": dict(files[0].get("hints_in_effect") or {}) if files else {},
+        "striping": striping,
+        "preloaded": expected_report,
+        "preload": preloaded,
+        "stdout_tail": outcome.stdout[-TAIL_CHARS:],
+    }
+    return AppRun("ok", None, result, command, outcome.elapsed_s, outcome.stderr_tail)
+
+
+def _metric_from(app: Application, outcome: RunOutcome) -> float | None:
+    """The last match of the metric's first group in stdout, else in stderr."""
+    assert app.regex is not None
+    for text in (outcome.stdout, outcome.stderr_tail):
+        found = app.regex.findall(text)
+        if found:
+            last = found[-1]
+            with contextlib.suppress(ValueError):
+                return float(last[0] if isinstance(last, tuple) else last)
+    return None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
