@@ -9,27 +9,25 @@ numbers whatever order it runs in and however often it is resumed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
+from iotune.kernels import get_kernel
 from iotune.settings import HINT_PREFIX
 from iotune.store import now_iso
 
+if TYPE_CHECKING:
+    from iotune.sim.pattern import Pattern
 
-def sim_pattern(kernel: str, cores: int, params: Mapping[str, Any], cores_per_node: int) -> Any:
-    """The simulator's description of what a kernel with ``params`` writes."""
-    from iotune.sim import Pattern
 
+def sim_pattern(kernel: str, cores: int, params: Mapping[str, Any], cores_per_node: int) -> Pattern:
+    """The simulator's description of what a kernel with ``params`` writes, on as few
+    nodes of ``cores_per_node`` cores as hold ``cores`` ranks."""
     nodes = -(-cores // cores_per_node)
-    if kernel == "vpic":
-        particles = int(params["particles_per_rank"]) * int(params.get("timesteps", 1))
-        return Pattern.vpic(cores, particles, nodes=nodes)
-    return Pattern.ior(cores, int(params["block_size"]) * int(params["segments"]),
-                       transfer_size=int(params["transfer_size"]), nodes=nodes,
-                       file_per_process=bool(params["file_per_process"]), api=str(params["api"]))
+    return get_kernel(kernel).sim_pattern(cores, params, nodes)
 
 
 class SimBackend(Backend):

@@ -15,6 +15,7 @@ import click
 
 from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError
+from iotune.kernels import Feature, kernels_with
 from iotune.output import emit, progress, render_pairs, render_table
 
 FORMATS = ("table", "json", "yaml")
@@ -153,8 +154,9 @@ def match_command(log: Path, class_index: int | None, threshold: float,
 @_log_argument
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               required=True, help="Proxy file to write (YAML).")
-@click.option("--kernel", "kernel_choice", type=click.Choice(["auto", "ior", "vpic"]),
-              default="auto", show_default=True, help="Kernel to search (auto: both).")
+@click.option("--kernel", "kernel_choice",
+              type=click.Choice(["auto", *kernels_with(Feature.PROXY)]), default="auto",
+              show_default=True, help="Kernel to search (auto: all).")
 @_class_option
 @_threshold_option
 @_ignore_option

@@ -8,17 +8,14 @@ byte the rank accessed, *consecutive* when it starts right after it; the first o
 compared with 0). The result is a :class:`~iotune.darshan.records.FileCounters`, so kernel
 and application signatures come from the same code.
 
-Model, per kernel (see ``kernels/ior.py`` and ``kernels/vpicio.py``):
+Each kernel's spec (:mod:`iotune.kernels`) describes its requests with
+:func:`request_pattern` and :func:`modelled_file` (``KernelSpec.darshan_file``); this
+module holds the rules every kernel shares:
 
-* **ior**: each of ``ranks`` ranks writes ``segments`` blocks of ``block_size`` bytes in
-  ``block_size / transfer_size`` requests of ``transfer_size`` bytes, to one shared file
-  (blocks interleaved by rank) or one file per rank (contiguous). ``api`` posix uses
-  ``pwrite`` (POSIX only); mpiio ``MPI_File_write_at[_all]`` (MPI-IO and POSIX records);
-  hdf5 one 1-D dataset written by hyperslabs (H5F, H5D, MPI-IO, POSIX). ``verify`` reads
-  every request back after the write (through POSIX for posix and mpiio, through HDF5 for
-  hdf5), ``fsync`` syncs once per rank.
-* **vpic**: one shared HDF5 file; per timestep a group and 8 datasets; each rank writes
-  one slab of ``4 * particles_per_rank`` bytes per dataset.
+* POSIX requests are ``pwrite``/``pread`` (POSIX records only); MPI-IO adds
+  ``MPI_File_write_at[_all]`` records; HDF5 adds H5F and H5D records. ``verify`` reads
+  every request back after the write (through POSIX, and MPI-IO too under HDF5),
+  ``fsync`` syncs once per rank.
 * Contiguous, non-interleaved accesses are passed through by ROMIO unchanged (no
   collective buffering or data sieving), so the POSIX requests equal the MPI-IO ones.
 * HDF5 metadata is approximated from what a parallel HDF5 1.10+ file shows in Darshan:
@@ -40,12 +37,7 @@ from typing import Any
 from iotune.darshan.records import FileCounters, size_bin
 from iotune.kernels import get_kernel
 
-HDF5_DATA_BASE = 2048
 _SMALL_META, _MEDIUM_META = 64, 400
-BYTES_PER_PARTICLE = 32
-VPIC_DATASETS = 8
-#: The ``collective`` setting each kernel uses when none is given.
-COLLECTIVE_DEFAULT = {"ior": False, "vpic": True}
 
 
 @dataclass(frozen=True)
@@ -62,7 +54,7 @@ class Candidate:
 
     def settings(self) -> dict[str, Any]:
         """Settings the proxy must keep fixed (only ``collective``, when not the default)."""
-        if self.collective == COLLECTIVE_DEFAULT[self.kernel]:
+        if self.collective == get_kernel(self.kernel).collective_default:
             return {}
         return {"collective": self.collective}
 
@@ -101,7 +93,7 @@ class _Layer:
 
 
 @dataclass(frozen=True)
-class _Pattern:
+class RequestPattern:
     """The data requests of one file: ``per_rank`` requests of ``size`` on ``ranks`` ranks."""
 
     ranks: int
@@ -111,8 +103,8 @@ class _Pattern:
     sequential: int   # over all ranks
 
 
-def _data_pattern(ranks: int, per_rank: int, size: int, runs_per_rank: int,
-                  zero_start_ranks: int) -> _Pattern:
+def request_pattern(ranks: int, per_rank: int, size: int, runs_per_rank: int,
+                    zero_start_ranks: int) -> RequestPattern:
     """Requests in ``runs_per_rank`` contiguous runs per rank, runs in increasing offset.
 
     Within a run every request after the first is consecutive; every request after a
@@ -120,10 +112,10 @@ def _data_pattern(ranks: int, per_rank: int, size: int, runs_per_rank: int,
     """
     consecutive = ranks * (per_rank - runs_per_rank)
     sequential = ranks * (per_rank - 1) + (ranks - zero_start_ranks)
-    return _Pattern(ranks, per_rank, size, consecutive, sequential)
+    return RequestPattern(ranks, per_rank, size, consecutive, sequential)
 
 
-def _posix_requests(layer: _Layer, data: _Pattern, op: str, meta_small: int,
+def _posix_requests(layer: _Layer, data: RequestPattern, op: str, meta_small: int,
                     meta_medium: int, extra_sequential: int = 0) -> None:
     layer.add(op, data.size, data.ranks * data.per_rank)
     layer.add(op, _SMALL_META, meta_small)
@@ -133,7 +125,7 @@ def _posix_requests(layer: _Layer, data: _Pattern, op: str, meta_small: int,
     layer.bump(f"SEQ_{op}S", data.sequential + extra_sequential)
 
 
-def _mpiio_requests(layer: _Layer, data: _Pattern, op: str, collective: bool,
+def _mpiio_requests(layer: _Layer, data: RequestPattern, op: str, collective: bool,
                     meta: int) -> None:
     layer.add(op, data.size, data.ranks * data.per_rank)
     layer.add(op, _SMALL_META, min(meta, 3))
@@ -143,10 +135,15 @@ def _mpiio_requests(layer: _Layer, data: _Pattern, op: str, collective: bool,
     layer.bump(f"INDEP_{op}S", meta)
 
 
-def _file(name: str, ranks: int, nprocs: int, *, api: str, write: _Pattern,
-          read: _Pattern | None, collective: bool, fsync: bool, objects: int,
-          datasets: int) -> FileCounters:
-    """The counters of one file written (and maybe read back) as described."""
+def modelled_file(name: str, ranks: int, nprocs: int, *, api: str, write: RequestPattern,
+                  read: RequestPattern | None, collective: bool, fsync: bool, objects: int,
+                  datasets: int) -> FileCounters:
+    """The counters of one file written (and maybe read back) as described.
+
+    ``ranks`` access the file out of ``nprocs`` in the job; ``api`` (posix, mpiio or hdf5)
+    is the layer the kernel writes through; ``objects`` is the HDF5 objects (groups and
+    datasets) whose headers rank 0 writes, ``datasets`` the H5D records.
+    """
     hdf5 = api == "hdf5"
     posix = _Layer("POSIX", "")
     meta_w_small, meta_w_medium = (3, 3 + objects) if hdf5 else (0, 0)
@@ -180,32 +177,11 @@ def _file(name: str, ranks: int, nprocs: int, *, api: str, write: _Pattern,
 
 
 def kernel_file(candidate: Candidate) -> FileCounters:
-    """The counters of the (or, for one file per rank, each) file the candidate writes."""
+    """The counters of the (or, for one file per rank, each) file the candidate writes.
+
+    Raises :class:`~iotune.kernels.KernelFeatureError` for a kernel without a Darshan
+    signature.
+    """
     spec = get_kernel(candidate.kernel)
     args = spec.normalise_params(candidate.args)
-    ranks = candidate.ranks
-    verify, fsync = bool(args["verify"]), bool(args["fsync"])
-    if candidate.kernel == "vpic":
-        per_rank = VPIC_DATASETS * int(args["timesteps"])
-        size = BYTES_PER_PARTICLE // VPIC_DATASETS * int(args["particles_per_rank"])
-        runs = 1 if ranks == 1 else per_rank
-        write = _data_pattern(ranks, per_rank, size, runs, 0)
-        objects = (VPIC_DATASETS + 1) * int(args["timesteps"])
-        return _file("vpic.h5", ranks, ranks, api="hdf5", write=write,
-                     read=write if verify else None, collective=candidate.collective,
-                     fsync=fsync, objects=objects, datasets=per_rank)
-    api = str(args["api"])
-    block, transfer, segments = int(args["block_size"]), int(args["transfer_size"]), \
-        int(args["segments"])
-    per_rank = segments * (block // transfer)
-    fpp = bool(args["file_per_process"])
-    writers = 1 if fpp else ranks
-    contiguous = fpp or ranks == 1
-    runs = 1 if contiguous else segments
-    zero_start = 0 if api == "hdf5" else 1
-    write = _data_pattern(writers, per_rank, transfer, runs, zero_start)
-    name = "ior.00000000" if fpp else "ior"
-    return _file(name + (".h5" if api == "hdf5" else ".dat"), writers, ranks, api=api,
-                 write=write, read=write if verify else None,
-                 collective=candidate.collective and api != "posix", fsync=fsync,
-                 objects=1, datasets=1)
+    return spec.darshan_file(args, candidate.ranks, candidate.collective)

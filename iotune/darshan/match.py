@@ -1,7 +1,8 @@
 """Rank iotune's kernels by how similar their signatures are to an application's.
 
-The references are the kernel *variants* (ior through posix, mpiio or hdf5, shared file or
-one file per process, independent or collective; vpic collective or independent), each
+The references are the kernel *variants*, which each kernel's spec lists (ior through
+posix, mpiio or hdf5, shared file or one file per process, independent or collective;
+vpic collective or independent), each
 sized like the application (its most common request size, its requests per rank, its rank
 count, reads back when it reads, syncs when it syncs) and signed analytically; plus the
 primary signature of any Darshan log of a kernel run the user adds.
@@ -15,17 +16,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from iotune.darshan.analytic import COLLECTIVE_DEFAULT, VPIC_DATASETS, Candidate, kernel_file
+from iotune.darshan.analytic import Candidate, kernel_file
 from iotune.darshan.classes import equivalence_classes, pick_class
 from iotune.darshan.records import FileCounters, read_counters
 from iotune.darshan.search import LogHints
 from iotune.darshan.signature import FEATURE_INDEX, signature
 from iotune.darshan.similarity import similarities
 from iotune.darshan.target import SignatureTarget
+from iotune.kernels import Feature, get_kernel, kernels_with
 
 
 @dataclass(frozen=True)
@@ -38,22 +40,17 @@ class Reference:
     candidate: Candidate | None = None
 
 
-def _variants() -> list[tuple[str, str, dict[str, object], bool | None]]:
-    """(name, kernel, fixed args, collective) of every catalogued kernel variant."""
-    out: list[tuple[str, str, dict[str, object], bool | None]] = []
-    for api in ("posix", "mpiio", "hdf5"):
-        out.append((f"ior-{api}-fpp", "ior", {"api": api, "file_per_process": True}, False))
-        out.append((f"ior-{api}-shared", "ior", {"api": api, "file_per_process": False}, False))
-        if api != "posix":
-            out.append((f"ior-{api}-shared-collective", "ior",
-                        {"api": api, "file_per_process": False}, True))
-    out.append(("vpic-collective", "vpic", {}, True))
-    out.append(("vpic-independent", "vpic", {}, False))
-    return out
+class Variant(NamedTuple):
+    """One catalogued kernel variant: its name, kernel arguments and ``collective``."""
+
+    name: str
+    args: dict[str, Any]
+    collective: bool
 
 
 def catalogue(target: FileCounters, target_vector: np.ndarray) -> list[Reference]:
-    """Every kernel variant, sized like ``target``, with its analytic signature."""
+    """Every kernel's variants (``KernelSpec.match_variants``), sized like ``target``, with
+    their analytic signatures."""
     hints = LogHints.from_file(target)
     common = sorted(hints.sizes, key=lambda s: -s)
     access = int(target.posix.get("POSIX_ACCESS1_ACCESS",
@@ -62,18 +59,12 @@ def catalogue(target: FileCounters, target_vector: np.ndarray) -> list[Reference
     reads = bool(target_vector[FEATURE_INDEX["read_share"]] > 0)
     sync = bool(target_vector[FEATURE_INDEX["sync"]] > 0)
     refs = []
-    for name, kernel, fixed, collective in _variants():
-        if kernel == "ior":
-            args: dict[str, object] = {"transfer_size": size,
-                                       "block_size": size * hints.requests_per_rank,
-                                       "segments": 1, **fixed}
-        else:
-            args = {"particles_per_rank": max(1, size // 4),
-                    "timesteps": max(1, round(hints.requests_per_rank / VPIC_DATASETS))}
-        args.update(verify=reads, fsync=sync)
-        chosen = COLLECTIVE_DEFAULT[kernel] if collective is None else collective
-        candidate = Candidate(kernel, args, chosen, hints.ranks)
-        refs.append(Reference(name, "analytic", signature(kernel_file(candidate)), candidate))
+    for kernel in kernels_with(Feature.DARSHAN):
+        for variant in get_kernel(kernel).match_variants(size, hints.requests_per_rank,
+                                                         reads, sync):
+            candidate = Candidate(kernel, variant.args, variant.collective, hints.ranks)
+            refs.append(Reference(variant.name, "analytic", signature(kernel_file(candidate)),
+                                  candidate))
     return refs
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from iotune.errors import ConfigError, DataError
-from iotune.kernels import get_kernel
+from iotune.kernels import Feature, get_kernel, kernels_with
 from iotune.units import format_bytes
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from iotune.darshan.target import SignatureTarget
 
 PROXY_SCHEMA_VERSION = 1
-_SEARCHABLE = ("ior", "vpic")
 
 
 @dataclass(frozen=True)
@@ -143,9 +142,10 @@ def read_proxy(path: str | os.PathLike[str]) -> Proxy:
         raise ConfigError(f"{where}: schema_version {version!r} is not supported "
                           f"(expected {PROXY_SCHEMA_VERSION})")
     kernel = raw.get("kernel")
-    if kernel not in _SEARCHABLE:
+    searchable = kernels_with(Feature.PROXY)
+    if kernel not in searchable:
         raise ConfigError(f"{where}: kernel {kernel!r} is not a proxy kernel "
-                          f"(expected one of {', '.join(_SEARCHABLE)})")
+                          f"(expected one of {', '.join(searchable)})")
     args = raw.get("args")
     if not isinstance(args, dict):
         raise ConfigError(f"{where}: args must be a mapping of kernel arguments")

@@ -4,7 +4,9 @@ A configuration is a *genome*: one gene per kernel argument (plus the ``collecti
 setting), each gene an index into that argument's list of allowed values. The lists are a
 power-of-two grid widened with values read off the application's counters (its common
 request sizes, its requests per rank), which, as the paper notes, prunes the search
-towards the application without forbidding anything else.
+towards the application without forbidding anything else. Each kernel's genes, the
+genomes seeded from a log and what a genome means come from its spec
+(:meth:`~iotune.kernels.spec.KernelSpec.proxy_genes`, ``proxy_seed``, ``proxy_args``).
 
 The search is the paper's genetic algorithm, made cheaper and sharper:
 
@@ -31,20 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from iotune.darshan.analytic import (
-    BYTES_PER_PARTICLE,
-    VPIC_DATASETS,
-    Candidate,
-    kernel_file,
-)
+from iotune.darshan.analytic import Candidate, kernel_file
 from iotune.darshan.records import FileCounters
 from iotune.darshan.signature import signature
 from iotune.darshan.similarity import pairwise_similarity
+from iotune.kernels import Feature, KernelSpec, get_kernel, kernels_with
 
-SEARCH_KERNELS = ("ior", "vpic")
-_SIZE_GRID = tuple(2**k for k in range(6, 31))          # 64 B .. 1 GiB
-_COUNT_GRID = tuple(2**k for k in range(0, 17))         # 1 .. 65536
-_TIMESTEP_GRID = tuple(range(1, 17))
+#: The kernels ``iotune proxy`` searches by default: those with proxy genes.
+SEARCH_KERNELS = kernels_with(Feature.PROXY)
+#: The value grids kernel specs build their genes on.
+SIZE_GRID = tuple(2**k for k in range(6, 31))          # 64 B .. 1 GiB
+COUNT_GRID = tuple(2**k for k in range(0, 17))         # 1 .. 65536
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,11 @@ class Gene:
     name: str
     values: tuple[Any, ...]
     ordered: bool = True
+
+
+def switch(name: str) -> Gene:
+    """An on/off gene."""
+    return Gene(name, (False, True), False)
 
 
 @dataclass(frozen=True)
@@ -114,43 +118,19 @@ class LogHints:
 
 def genes_for(kernel: str, hints: LogHints) -> list[Gene]:
     """The genes of ``kernel``, with value lists widened by ``hints``."""
-    flags = [Gene("collective", (False, True), False), Gene("verify", (False, True), False),
-             Gene("fsync", (False, True), False)]
-    counts = tuple(sorted(set(_COUNT_GRID) | {hints.requests_per_rank}))
-    if kernel == "ior":
-        sizes = tuple(sorted(set(_SIZE_GRID) | set(hints.sizes)))
-        return [Gene("api", ("posix", "mpiio", "hdf5"), False), Gene("transfer_size", sizes),
-                Gene("transfers_per_block", counts), Gene("segments", counts),
-                Gene("file_per_process", (False, True), False), *flags]
-    particles = {s // 4 for s in (*_SIZE_GRID, *hints.sizes) if s >= 4}
-    steps = {max(1, round(hints.requests_per_rank / VPIC_DATASETS))}
-    return [Gene("particles_per_rank", tuple(sorted(particles))),
-            Gene("timesteps", tuple(sorted(set(_TIMESTEP_GRID) | steps))), *flags]
+    return get_kernel(kernel).proxy_genes(hints)
 
 
 def decode(kernel: str, genes: Sequence[Gene], genome: Sequence[int], ranks: int) -> Candidate:
-    """The candidate a genome stands for (ior's block is transfer x transfers per block)."""
+    """The candidate a genome stands for."""
     values = {g.name: g.values[i] for g, i in zip(genes, genome, strict=True)}
-    common = {"verify": values["verify"], "fsync": values["fsync"]}
-    if kernel == "ior":
-        transfer = int(values["transfer_size"])
-        args = {"api": values["api"], "transfer_size": transfer,
-                "block_size": transfer * int(values["transfers_per_block"]),
-                "segments": int(values["segments"]),
-                "file_per_process": values["file_per_process"], **common}
-        collective = bool(values["collective"]) and values["api"] != "posix"
-        return Candidate("ior", args, collective, ranks)
-    args = {"particles_per_rank": int(values["particles_per_rank"]),
-            "timesteps": int(values["timesteps"]), **common}
-    return Candidate("vpic", args, bool(values["collective"]), ranks)
+    args, collective = get_kernel(kernel).proxy_args(values)
+    return Candidate(kernel, args, collective, ranks)
 
 
 def rank_bytes(candidate: Candidate) -> int:
     """Bytes each rank of the candidate writes."""
-    args = candidate.args
-    if candidate.kernel == "vpic":
-        return BYTES_PER_PARTICLE * int(args["particles_per_rank"]) * int(args["timesteps"])
-    return int(args["block_size"]) * int(args["segments"])
+    return get_kernel(candidate.kernel).bytes_per_rank(candidate.args)
 
 
 class _Evaluator:
@@ -177,15 +157,14 @@ class _Evaluator:
         return fitness
 
 
-def _seeds(genes: list[Gene], hints: LogHints) -> list[tuple[int, ...]]:
-    """Genomes built from the log's values: each common size, all requests in one block."""
+def _seeds(spec: KernelSpec, genes: list[Gene], hints: LogHints) -> list[tuple[int, ...]]:
+    """Genomes built from the log's values, one per common request size."""
     seeds = []
     for size in hints.sizes:
+        seeded = spec.proxy_seed(size, hints)
         genome = []
         for gene in genes:
-            value: Any = {"transfer_size": size, "particles_per_rank": size // 4,
-                          "transfers_per_block": hints.requests_per_rank,
-                          "segments": 1}.get(gene.name)
+            value = seeded.get(gene.name)
             if value in gene.values:
                 genome.append(gene.values.index(value))
             else:
@@ -198,11 +177,12 @@ def genetic_search(kernel: str, target_file: FileCounters, target: np.ndarray,
                    mask: np.ndarray, options: SearchOptions,
                    progress: Callable[[str], None] | None = None) -> SearchResult:
     """Search ``kernel``'s arguments for the signature most similar to ``target``."""
+    spec = get_kernel(kernel)
     hints = LogHints.from_file(target_file)
-    genes = genes_for(kernel, hints)
+    genes = spec.proxy_genes(hints)
     evaluate = _Evaluator(kernel, genes, target, mask, hints.ranks, options.max_bytes_per_rank)
     rng = random.Random(f"{options.seed}:{kernel}")
-    population = _seeds(genes, hints)[: options.population // 2]
+    population = _seeds(spec, genes, hints)[: options.population // 2]
     while len(population) < options.population:
         population.append(tuple(rng.randrange(len(g.values)) for g in genes))
     best = max(population, key=evaluate)

@@ -1,0 +1,75 @@
+"""The I/O kernels the tuner can drive: one spec per kernel, and the registry of them.
+
+Kernels are standalone MPI programs in ``kernels/`` (installed as the package
+``iotune_kernels``). The driver never imports them: it finds their files and builds their
+command lines. Everything else iotune knows about a kernel (its bytes per rank, its
+simulated access pattern, its Darshan signature, its proxy genes) lives in its spec,
+one module each (:mod:`iotune.kernels.vpic`, :mod:`iotune.kernels.ior`), behind the
+interface of :class:`~iotune.kernels.spec.KernelSpec`; no other module switches on a
+kernel's name.
+
+A kernel's fixed arguments (``params``) map to ``--<name-with-dashes> VALUE`` like
+settings do; boolean flags without a value (``verify``, ``keep``) are passed bare.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from iotune.errors import ConfigError
+from iotune.kernels.ior import IOR
+from iotune.kernels.spec import (
+    Feature,
+    KernelFeatureError,
+    KernelParam,
+    KernelSpec,
+)
+from iotune.kernels.vpic import VPIC
+
+__all__ = [
+    "BARE_FLAGS",
+    "KERNELS",
+    "Feature",
+    "KernelFeatureError",
+    "KernelParam",
+    "KernelSpec",
+    "get_kernel",
+    "kernel_argv",
+    "kernels_with",
+]
+
+BARE_FLAGS = ("verify", "keep")
+
+KERNELS: dict[str, KernelSpec] = {k.name: k for k in (VPIC, IOR)}
+
+
+def get_kernel(name: str, where: str = "kernel") -> KernelSpec:
+    """The kernel called ``name``; ConfigError listing the known ones otherwise."""
+    try:
+        return KERNELS[name]
+    except KeyError:
+        raise ConfigError(
+            f"{where}: unknown kernel '{name}'; known kernels: {', '.join(sorted(KERNELS))}"
+        ) from None
+
+
+def kernels_with(feature: Feature) -> tuple[str, ...]:
+    """Names of the kernels that have ``feature``, sorted."""
+    return tuple(sorted(name for name, spec in KERNELS.items() if spec.supports(feature)))
+
+
+def kernel_argv(spec: KernelSpec, params: Mapping[str, Any],
+                python: str | None = None) -> list[str]:
+    """``python kernel.py --param value ...`` for the (normalised) params; settings come after."""
+    argv = [python or sys.executable, str(spec.path())]
+    for name, value in params.items():
+        if name in BARE_FLAGS:
+            if value:
+                argv.append("--" + name)
+        elif isinstance(value, bool):
+            argv += ["--" + name.replace("_", "-"), "yes" if value else "no"]
+        else:
+            argv += ["--" + name.replace("_", "-"), str(value)]
+    return argv

@@ -1,0 +1,130 @@
+"""The ``ior`` kernel: an IOR-style segmented write (``kernels/ior.py``).
+
+Each rank writes ``segments`` blocks of ``block_size`` bytes in requests of
+``transfer_size`` bytes, through POSIX (``pwrite``), MPI-IO (``MPI_File_write_at[_all]``)
+or HDF5 (one 1-D dataset written by hyperslabs), to one shared file (blocks interleaved by
+rank, rank ``i`` owning the ``i``-th block of each segment) or one file per rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from iotune.kernels.spec import COMMON_PARAMS, KernelParam, KernelSpec
+
+if TYPE_CHECKING:
+    from iotune.darshan.match import Variant
+    from iotune.darshan.records import FileCounters
+    from iotune.darshan.search import Gene, LogHints
+    from iotune.sim.pattern import Pattern, PatternDefaults
+
+APIS = ("posix", "mpiio", "hdf5")
+#: IOR's own defaults (``-a POSIX -t 256k``), which a simulated pattern takes when unset.
+IOR_DEFAULT_API = "posix"
+IOR_DEFAULT_TRANSFER = 256 * 1024
+
+
+class IorKernel(KernelSpec):
+    """IOR: all three optional features."""
+
+    def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
+        return int(self.arg(params, "block_size")) * int(self.arg(params, "segments"))
+
+    def pattern_defaults(self) -> PatternDefaults:
+        from iotune.sim.pattern import PatternDefaults
+
+        return PatternDefaults(api=IOR_DEFAULT_API, collective=self.collective_default,
+                               transfer_size=IOR_DEFAULT_TRANSFER)
+
+    def sim_pattern(self, ranks: int, params: Mapping[str, Any],
+                    nodes: int | None = None) -> Pattern:
+        """The segments as one block per rank: the model has no segments."""
+        from iotune.sim.pattern import Pattern
+
+        return Pattern(kernel=self.name, ranks=ranks, nodes=nodes,
+                       bytes_per_rank=self.bytes_per_rank(params),
+                       transfer_size=int(self.arg(params, "transfer_size")),
+                       file_per_process=bool(self.arg(params, "file_per_process")),
+                       api=str(self.arg(params, "api")))
+
+    def darshan_file(self, args: Mapping[str, Any], ranks: int,
+                     collective: bool) -> FileCounters:
+        """One shared file, or (``file_per_process``) the file of one rank."""
+        from iotune.darshan.analytic import modelled_file, request_pattern
+
+        api = str(args["api"])
+        transfer = int(args["transfer_size"])
+        segments = int(args["segments"])
+        per_rank = segments * (int(args["block_size"]) // transfer)
+        fpp = bool(args["file_per_process"])
+        writers = 1 if fpp else ranks
+        # A rank's blocks are one run in its own file; in a shared file the other ranks'
+        # blocks lie between its segments.
+        runs = 1 if fpp or ranks == 1 else segments
+        # HDF5 raw data starts after the first metadata block, so no rank starts at 0.
+        zero_start = 0 if api == "hdf5" else 1
+        write = request_pattern(writers, per_rank, transfer, runs, zero_start)
+        name = "ior.00000000" if fpp else "ior"
+        return modelled_file(name + (".h5" if api == "hdf5" else ".dat"), writers, ranks,
+                             api=api, write=write, read=write if args["verify"] else None,
+                             collective=collective and api != "posix",
+                             fsync=bool(args["fsync"]), objects=1, datasets=1)
+
+    def match_variants(self, size: int, requests_per_rank: int, reads: bool,
+                       syncs: bool) -> list[Variant]:
+        """Every api with a file per process or a shared file; mpiio and hdf5 shared files
+        also collectively."""
+        from iotune.darshan.match import Variant
+
+        out = []
+        for api in APIS:
+            for layout, fpp, collective in (("fpp", True, False), ("shared", False, False),
+                                            ("shared-collective", False, True)):
+                if collective and api == "posix":
+                    continue
+                args = {"transfer_size": size, "block_size": size * requests_per_rank,
+                        "segments": 1, "api": api, "file_per_process": fpp,
+                        "verify": reads, "fsync": syncs}
+                out.append(Variant(f"ior-{api}-{layout}", args, collective))
+        return out
+
+    def proxy_genes(self, hints: LogHints) -> list[Gene]:
+        """The block is ``transfer_size`` x ``transfers_per_block``, so the transfer size
+        always divides it."""
+        from iotune.darshan.search import COUNT_GRID, SIZE_GRID, Gene, switch
+
+        sizes = tuple(sorted(set(SIZE_GRID) | set(hints.sizes)))
+        counts = tuple(sorted(set(COUNT_GRID) | {hints.requests_per_rank}))
+        return [Gene("api", APIS, False), Gene("transfer_size", sizes),
+                Gene("transfers_per_block", counts), Gene("segments", counts),
+                switch("file_per_process"), switch("collective"), switch("verify"),
+                switch("fsync")]
+
+    def proxy_seed(self, size: int, hints: LogHints) -> dict[str, Any]:
+        """All the log's requests in one block of ``size`` transfers."""
+        return {"transfer_size": size, "transfers_per_block": hints.requests_per_rank,
+                "segments": 1}
+
+    def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+        """POSIX has no collective writes, so ``collective`` is off with it."""
+        transfer = int(values["transfer_size"])
+        args = {"api": values["api"], "transfer_size": transfer,
+                "block_size": transfer * int(values["transfers_per_block"]),
+                "segments": int(values["segments"]),
+                "file_per_process": values["file_per_process"],
+                "verify": values["verify"], "fsync": values["fsync"]}
+        return args, bool(values["collective"]) and values["api"] != "posix"
+
+
+IOR = IorKernel(
+    "ior", "ior.py", "IOR-style segmented write: POSIX, MPI-IO or HDF5",
+    (
+        KernelParam("api", "choice", "mpiio", "I/O interface", APIS),
+        KernelParam("block_size", "bytes", 16 * 2**20, "contiguous bytes per rank per segment"),
+        KernelParam("transfer_size", "bytes", 2**20, "bytes per write call"),
+        KernelParam("segments", "count", 1, "segments"),
+        KernelParam("file_per_process", "bool", False, "one file per rank"),
+        *COMMON_PARAMS,
+    ),
+)

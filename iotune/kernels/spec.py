@@ -1,0 +1,213 @@
+"""The kernel spec: everything iotune knows about one kernel, behind one interface.
+
+A kernel spec owns what would otherwise be a switch on the kernel's name somewhere else:
+
+* **always**: its arguments (``params``), where its program is, and the bytes each rank
+  writes (:meth:`KernelSpec.bytes_per_rank`, for estimates and reports);
+* **optional features**, each a group of methods (:data:`FEATURE_METHODS`) that a kernel
+  either implements all of or none of:
+
+  - :attr:`Feature.SIMULATION`: the access pattern the ``sim`` backend models
+    (:meth:`~KernelSpec.pattern_defaults`, :meth:`~KernelSpec.sim_pattern`);
+  - :attr:`Feature.DARSHAN`: the counters a Darshan-instrumented run records and the
+    variants ``iotune match`` compares (:meth:`~KernelSpec.darshan_file`,
+    :meth:`~KernelSpec.match_variants`);
+  - :attr:`Feature.PROXY`: what ``iotune proxy`` searches (:meth:`~KernelSpec.proxy_genes`,
+    :meth:`~KernelSpec.proxy_seed`, :meth:`~KernelSpec.proxy_args`); it needs DARSHAN,
+    which scores the candidates.
+
+A kernel that leaves a feature out (a user's command has no Darshan signature) inherits
+methods that raise :class:`KernelFeatureError`, a one-line
+:class:`~iotune.errors.ConfigError` naming the kernel, the feature and the kernels that
+have it. Callers that offer a choice of kernels list :func:`iotune.kernels.kernels_with`.
+
+The specs import the simulator and the Darshan model lazily, inside the feature methods:
+:mod:`iotune.config` imports this package, and must stay free of numpy and pandas.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iotune.errors import ConfigError
+from iotune.settings import parse_bool
+from iotune.units import positive_bytes
+
+if TYPE_CHECKING:
+    from iotune.darshan.match import Variant
+    from iotune.darshan.records import FileCounters
+    from iotune.darshan.search import Gene, LogHints
+    from iotune.sim.pattern import Pattern, PatternDefaults
+
+
+class Feature(Enum):
+    """An optional part of a kernel spec; the value names what a kernel with it has."""
+
+    SIMULATION = "simulated access pattern"
+    DARSHAN = "Darshan signature"
+    PROXY = "proxy search space"
+
+
+#: The methods of each feature: a kernel spec overrides all of them or none.
+FEATURE_METHODS: dict[Feature, tuple[str, ...]] = {
+    Feature.SIMULATION: ("pattern_defaults", "sim_pattern"),
+    Feature.DARSHAN: ("darshan_file", "match_variants"),
+    Feature.PROXY: ("proxy_genes", "proxy_seed", "proxy_args"),
+}
+
+
+class KernelFeatureError(ConfigError):
+    """A kernel was asked for a feature it does not have (see :class:`Feature`)."""
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One fixed argument of a kernel: ``kind`` is count, bytes, bool or choice."""
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KernelSpec(ABC):
+    """What the driver knows about a kernel program (see the module docstring).
+
+    ``collective_default`` is whether the program issues collective writes when the
+    ``collective`` setting is not given; the simulator and the Darshan model both use it.
+    """
+
+    name: str
+    script: str
+    help: str
+    params: tuple[KernelParam, ...] = field(default_factory=tuple)
+    collective_default: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for feature, methods in FEATURE_METHODS.items():
+            missing = [m for m in methods if getattr(cls, m) is getattr(KernelSpec, m)]
+            if missing and len(missing) < len(methods):
+                raise TypeError(f"{cls.__name__} implements {feature.name} partly; "
+                                f"it also needs {', '.join(missing)}")
+
+    # -- arguments -------------------------------------------------------------------------
+
+    def param(self, name: str) -> KernelParam | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def arg(self, params: Mapping[str, Any], name: str) -> Any:
+        """``params[name]``, or that argument's default when ``params`` leaves it out."""
+        if name in params:
+            return params[name]
+        spec = self.param(name)
+        if spec is None:
+            raise KeyError(f"kernel '{self.name}' has no argument '{name}'")
+        return spec.default
+
+    def path(self) -> Path:
+        """The kernel program's file, from the installed package or the source tree."""
+        return Path(str(resources.files("iotune_kernels").joinpath(self.script)))
+
+    def normalise_params(self, params: Mapping[str, Any], where: str = "kernel.args") -> dict:
+        """Validated canonical values of ``params`` with defaults filled in."""
+        out: dict[str, Any] = {}
+        for name, value in params.items():
+            spec = self.param(name)
+            if spec is None:
+                known = ", ".join(p.name for p in self.params)
+                raise ConfigError(
+                    f"{where}.{name}: unknown argument of kernel '{self.name}'; known: {known}"
+                )
+            out[name] = _normalise_param(spec, value, f"{where}.{name}")
+        for spec in self.params:
+            if spec.default is not None:
+                out.setdefault(spec.name, spec.default)
+        return out
+
+    @abstractmethod
+    def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
+        """Bytes each rank writes with these params (absent ones take their defaults)."""
+
+    # -- optional features -----------------------------------------------------------------
+
+    def supports(self, feature: Feature) -> bool:
+        """Whether this kernel implements ``feature``'s methods."""
+        return all(getattr(type(self), m) is not getattr(KernelSpec, m)
+                   for m in FEATURE_METHODS[feature])
+
+    def unsupported(self, feature: Feature) -> KernelFeatureError:
+        """The error for asking this kernel for ``feature``, naming the kernels that have it."""
+        from iotune.kernels import kernels_with
+
+        have = kernels_with(feature)
+        who = (f"only {', '.join(have)} {'has' if len(have) == 1 else 'have'} one" if have
+               else "no kernel has one")
+        return KernelFeatureError(f"kernel '{self.name}' has no {feature.value} ({who})")
+
+    def pattern_defaults(self) -> PatternDefaults:
+        """SIMULATION: the values a :class:`~iotune.sim.Pattern` of this kernel takes for
+        the fields its caller leaves unset, and the fields it may not set."""
+        raise self.unsupported(Feature.SIMULATION)
+
+    def sim_pattern(self, ranks: int, params: Mapping[str, Any],
+                    nodes: int | None = None) -> Pattern:
+        """SIMULATION: what ``ranks`` ranks of this kernel with ``params`` write."""
+        raise self.unsupported(Feature.SIMULATION)
+
+    def darshan_file(self, args: Mapping[str, Any], ranks: int,
+                     collective: bool) -> FileCounters:
+        """DARSHAN: the counters of the file (or, one file per rank, of each file) a run
+        with the normalised ``args`` on ``ranks`` ranks writes."""
+        raise self.unsupported(Feature.DARSHAN)
+
+    def match_variants(self, size: int, requests_per_rank: int, reads: bool,
+                       syncs: bool) -> list[Variant]:
+        """DARSHAN: this kernel's variants for ``iotune match``, sized like an application
+        whose typical request is ``size`` bytes, ``requests_per_rank`` per rank, that reads
+        its data back when ``reads`` and syncs when ``syncs``."""
+        raise self.unsupported(Feature.DARSHAN)
+
+    def proxy_genes(self, hints: LogHints) -> list[Gene]:
+        """PROXY: the searchable arguments, value lists widened by the log's ``hints``."""
+        raise self.unsupported(Feature.PROXY)
+
+    def proxy_seed(self, size: int, hints: LogHints) -> dict[str, Any]:
+        """PROXY: gene values of a genome seeded from the log's request ``size``."""
+        raise self.unsupported(Feature.PROXY)
+
+    def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+        """PROXY: the kernel arguments and ``collective`` setting that gene ``values`` mean."""
+        raise self.unsupported(Feature.PROXY)
+
+
+def _normalise_param(spec: KernelParam, value: Any, where: str) -> Any:
+    if spec.kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{where}: {value!r} is not a positive integer")
+        return value
+    if spec.kind == "bytes":
+        return positive_bytes(value, where)
+    if spec.kind == "bool":
+        parsed = parse_bool(value)
+        if parsed is None:
+            raise ConfigError(f"{where}: {value!r} is not a boolean (true/false, yes/no)")
+        return parsed
+    if not isinstance(value, str) or value.lower() not in spec.choices:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(spec.choices)}")
+    return value.lower()
+
+
+#: The arguments every bundled kernel takes.
+COMMON_PARAMS = (
+    KernelParam("fsync", "bool", True, "fsync inside the timed region (keeps the page cache out)"),
+    KernelParam("verify", "bool", False, "read the data back after the timed region and check it"),
+)

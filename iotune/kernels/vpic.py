@@ -1,0 +1,105 @@
+"""The ``vpic`` kernel: VPIC-IO's particle write through HDF5 (``kernels/vpicio.py``).
+
+Per timestep, one group of 8 one-dimensional datasets (x, y, z, ux, uy, uz and two ids;
+4 bytes each, 32 bytes per particle) in one shared file. Each dataset is one collective
+write call (H5Part's default) in which rank ``i`` writes one contiguous slab of
+``4 * particles_per_rank`` bytes at offset ``i`` times that size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from iotune.kernels.spec import COMMON_PARAMS, KernelParam, KernelSpec
+
+if TYPE_CHECKING:
+    from iotune.darshan.match import Variant
+    from iotune.darshan.records import FileCounters
+    from iotune.darshan.search import Gene, LogHints
+    from iotune.sim.pattern import Pattern, PatternDefaults
+
+BYTES_PER_PARTICLE = 32
+DATASETS = 8
+#: Bytes of one particle in one dataset: a rank's slab is this times its particles.
+BYTES_PER_VALUE = BYTES_PER_PARTICLE // DATASETS
+_TIMESTEP_GRID = tuple(range(1, 17))
+
+
+class VpicKernel(KernelSpec):
+    """VPIC-IO: all three optional features."""
+
+    def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
+        return (BYTES_PER_PARTICLE * int(self.arg(params, "particles_per_rank"))
+                * int(self.arg(params, "timesteps")))
+
+    def pattern_defaults(self) -> PatternDefaults:
+        from iotune.sim.pattern import PatternDefaults
+
+        return PatternDefaults(api="hdf5", collective=self.collective_default,
+                               variables=DATASETS,
+                               fixed=("transfer_size", "file_per_process"))
+
+    def sim_pattern(self, ranks: int, params: Mapping[str, Any],
+                    nodes: int | None = None) -> Pattern:
+        """All timesteps as one write of ``DATASETS`` variables (the model has no groups)."""
+        from iotune.sim.pattern import Pattern
+
+        return Pattern(kernel=self.name, ranks=ranks, nodes=nodes,
+                       bytes_per_rank=self.bytes_per_rank(params))
+
+    def darshan_file(self, args: Mapping[str, Any], ranks: int,
+                     collective: bool) -> FileCounters:
+        """One shared HDF5 file; a group and ``DATASETS`` datasets per timestep."""
+        from iotune.darshan.analytic import modelled_file, request_pattern
+
+        timesteps = int(args["timesteps"])
+        per_rank = DATASETS * timesteps
+        size = BYTES_PER_VALUE * int(args["particles_per_rank"])
+        # With several ranks each slab is its own run (the other ranks' slabs lie between).
+        runs = 1 if ranks == 1 else per_rank
+        write = request_pattern(ranks, per_rank, size, runs, zero_start_ranks=0)
+        return modelled_file("vpic.h5", ranks, ranks, api="hdf5", write=write,
+                             read=write if args["verify"] else None, collective=collective,
+                             fsync=bool(args["fsync"]), objects=(DATASETS + 1) * timesteps,
+                             datasets=per_rank)
+
+    def match_variants(self, size: int, requests_per_rank: int, reads: bool,
+                       syncs: bool) -> list[Variant]:
+        from iotune.darshan.match import Variant
+
+        args = {"particles_per_rank": max(1, size // BYTES_PER_VALUE),
+                "timesteps": max(1, round(requests_per_rank / DATASETS)),
+                "verify": reads, "fsync": syncs}
+        return [Variant("vpic-collective", dict(args), True),
+                Variant("vpic-independent", dict(args), False)]
+
+    def proxy_genes(self, hints: LogHints) -> list[Gene]:
+        from iotune.darshan.search import SIZE_GRID, Gene, switch
+
+        particles = {s // BYTES_PER_VALUE for s in (*SIZE_GRID, *hints.sizes)
+                     if s >= BYTES_PER_VALUE}
+        steps = {max(1, round(hints.requests_per_rank / DATASETS))}
+        return [Gene("particles_per_rank", tuple(sorted(particles))),
+                Gene("timesteps", tuple(sorted(set(_TIMESTEP_GRID) | steps))),
+                switch("collective"), switch("verify"), switch("fsync")]
+
+    def proxy_seed(self, size: int, hints: LogHints) -> dict[str, Any]:
+        return {"particles_per_rank": size // BYTES_PER_VALUE}
+
+    def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+        args = {"particles_per_rank": int(values["particles_per_rank"]),
+                "timesteps": int(values["timesteps"]),
+                "verify": values["verify"], "fsync": values["fsync"]}
+        return args, bool(values["collective"])
+
+
+VPIC = VpicKernel(
+    "vpic", "vpicio.py", "VPIC-IO particle write: 8 1-D datasets per timestep (HDF5)",
+    (
+        KernelParam("particles_per_rank", "count", 8 * 2**20, "particles per rank"),
+        KernelParam("timesteps", "count", 1, "timesteps (one group each)"),
+        *COMMON_PARAMS,
+    ),
+    collective_default=True,
+)

@@ -1,0 +1,190 @@
+"""The kernel specs: each kernel's bytes, simulated pattern and Darshan signature agree,
+and a kernel without a feature fails with one clear line wherever the feature is asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from iotune.backends.sim import sim_pattern
+from iotune.darshan.analytic import Candidate, kernel_file
+from iotune.darshan.records import FileCounters
+from iotune.darshan.search import LogHints, decode, genes_for, rank_bytes
+from iotune.errors import ConfigError
+from iotune.kernels import (
+    KERNELS,
+    Feature,
+    KernelFeatureError,
+    KernelSpec,
+    get_kernel,
+    kernels_with,
+)
+from iotune.sim import Pattern
+
+KiB, MiB = 2**10, 2**20
+IOR_ARGS = [
+    {"api": "posix", "block_size": 4 * MiB, "transfer_size": MiB, "segments": 3},
+    {"api": "mpiio", "block_size": MiB, "transfer_size": 64 * KiB, "segments": 1,
+     "file_per_process": True},
+    {"api": "hdf5", "block_size": 2 * MiB, "transfer_size": 256 * KiB, "segments": 2,
+     "verify": True},
+]
+VPIC_ARGS = [{"particles_per_rank": 4096}, {"particles_per_rank": 2**20, "fsync": False}]
+
+
+def _data_writes(fc: FileCounters, api: str) -> tuple[float, float]:
+    """(bytes, requests) of data one rank wrote: HDF5 adds metadata to the POSIX counters,
+    its H5D counters have none."""
+    if api == "hdf5":
+        moved, requests = fc.h5d["H5D_BYTES_WRITTEN"], fc.h5d["H5D_WRITES"]
+    else:
+        moved, requests = fc.posix["POSIX_BYTES_WRITTEN"], fc.posix["POSIX_WRITES"]
+    return moved / fc.ranks, requests / fc.ranks
+
+
+def _signed(kernel: str, args: Mapping[str, Any], ranks: int) -> FileCounters:
+    """The signature of ``kernel`` with its default ``collective`` setting."""
+    return kernel_file(Candidate(kernel, args, get_kernel(kernel).collective_default, ranks))
+
+
+@pytest.mark.parametrize("args", IOR_ARGS)
+@pytest.mark.parametrize("ranks", [1, 8])
+def test_ior_bytes_pattern_and_signature_agree(args: dict[str, Any], ranks: int) -> None:
+    spec = get_kernel("ior")
+    params = spec.normalise_params(args)
+    pattern = spec.sim_pattern(ranks, params)
+    fc = _signed("ior", args, ranks)
+    per_rank = params["block_size"] * params["segments"]
+    assert spec.bytes_per_rank(params) == pattern.bytes_per_rank == per_rank
+    # One request per transfer, of the transfer size, in the signature as in the pattern.
+    assert _data_writes(fc, params["api"]) == (per_rank, pattern.calls)
+    assert pattern.calls == per_rank // params["transfer_size"]
+    assert pattern.bytes_per_call == params["transfer_size"]
+    assert (pattern.api, pattern.file_per_process) == (params["api"],
+                                                       params["file_per_process"])
+    assert fc.ranks == (1 if params["file_per_process"] else ranks) and fc.nprocs == ranks
+    assert bool(fc.mpiio) == pattern.uses_mpiio and bool(fc.h5d) == (pattern.api == "hdf5")
+    assert bool(fc.posix.get("POSIX_READS")) == params["verify"]
+
+
+@pytest.mark.parametrize("args", VPIC_ARGS)
+@pytest.mark.parametrize("ranks", [1, 16])
+def test_vpic_bytes_pattern_and_signature_agree(args: dict[str, Any], ranks: int) -> None:
+    spec = get_kernel("vpic")
+    params = spec.normalise_params(args)
+    pattern = spec.sim_pattern(ranks, params)
+    fc = _signed("vpic", args, ranks)
+    per_rank = 32 * params["particles_per_rank"]
+    assert spec.bytes_per_rank(params) == pattern.bytes_per_rank == per_rank
+    # One slab per dataset and rank: 8 collective writes of 4 bytes per particle.
+    assert _data_writes(fc, "hdf5") == (per_rank, pattern.calls) == (per_rank, 8)
+    assert pattern.bytes_per_call == per_rank // 8 and fc.datasets == 8
+    assert (pattern.api, pattern.collective) == ("hdf5", True)
+    assert fc.mpiio["MPIIO_COLL_WRITES"] == 8 * ranks
+
+
+def test_vpic_timesteps_multiply_the_bytes_everywhere() -> None:
+    spec = get_kernel("vpic")
+    one, three = ({"particles_per_rank": 1024, "timesteps": t} for t in (1, 3))
+    assert spec.bytes_per_rank(three) == 3 * spec.bytes_per_rank(one) == 3 * 32 * 1024
+    assert spec.sim_pattern(4, three).bytes_per_rank == spec.bytes_per_rank(three)
+    assert _data_writes(_signed("vpic", three, 4), "hdf5") == (3 * 32 * 1024, 3 * 8)
+
+
+@pytest.mark.parametrize("kernel", ["ior", "vpic"])
+def test_collective_default_is_one_value_for_sim_and_darshan(kernel: str) -> None:
+    spec = get_kernel(kernel)
+    default = spec.collective_default
+    assert spec.pattern_defaults().collective == default
+    assert Pattern(kernel=kernel, ranks=4, bytes_per_rank=MiB).collective == default
+    args = {"api": "mpiio"} if kernel == "ior" else {}
+    assert Candidate(kernel, args, default, 4).settings() == {}
+    assert Candidate(kernel, args, not default, 4).settings() == {"collective": not default}
+
+
+def test_backend_pattern_is_the_spec_pattern_on_whole_nodes() -> None:
+    params = get_kernel("ior").normalise_params(IOR_ARGS[0])
+    assert sim_pattern("ior", 48, params, 24) == get_kernel("ior").sim_pattern(48, params, 2)
+    assert Pattern.vpic(64, 1024) == get_kernel("vpic").sim_pattern(
+        64, {"particles_per_rank": 1024})
+
+
+@pytest.mark.parametrize("kernel", ["ior", "vpic"])
+def test_match_variants_are_sized_like_the_application(kernel: str) -> None:
+    spec = get_kernel(kernel)
+    variants = spec.match_variants(64 * KiB, 8, reads=True, syncs=False)
+    assert len({v.name for v in variants}) == len(variants) > 1
+    for variant in variants:
+        args = spec.normalise_params(variant.args)
+        fc = spec.darshan_file(args, 4, variant.collective)
+        assert fc.posix["POSIX_ACCESS1_ACCESS"] == 64 * KiB
+        assert fc.posix["POSIX_READS"] > 0 and not fc.posix.get("POSIX_FSYNCS")
+
+
+@pytest.mark.parametrize("kernel", ["ior", "vpic"])
+def test_a_seeded_genome_decodes_to_the_seeded_request_size(kernel: str) -> None:
+    spec = get_kernel(kernel)
+    hints = LogHints(sizes=(4096,), requests_per_rank=8, ranks=4)
+    genes = spec.proxy_genes(hints)
+    seeded = spec.proxy_seed(4096, hints)
+    genome = [g.values.index(seeded[g.name]) if g.name in seeded else 0 for g in genes]
+    candidate = decode(kernel, genes, genome, hints.ranks)
+    args = spec.normalise_params(candidate.args)
+    assert rank_bytes(candidate) == spec.bytes_per_rank(args)
+    fc = kernel_file(candidate)
+    assert fc.posix["POSIX_ACCESS1_ACCESS"] == 4096
+
+
+def test_unknown_kernel_is_the_same_one_line_error() -> None:
+    with pytest.raises(ConfigError) as info:
+        get_kernel("hacc", "kernel.name")
+    assert str(info.value) == "kernel.name: unknown kernel 'hacc'; known kernels: ior, vpic"
+
+
+def test_every_bundled_kernel_has_every_feature() -> None:
+    for feature in Feature:
+        assert kernels_with(feature) == ("ior", "vpic")
+
+
+class CommandKernel(KernelSpec):
+    """A user's program: it knows its bytes, nothing iotune can simulate or sign."""
+
+    def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
+        return 4096
+
+
+@pytest.fixture
+def command_kernel(monkeypatch: pytest.MonkeyPatch) -> KernelSpec:
+    spec = CommandKernel("mycmd", "mycmd.sh", "a user's command")
+    monkeypatch.setitem(KERNELS, "mycmd", spec)
+    return spec
+
+
+def test_a_kernel_without_features_says_so_in_one_line(command_kernel: KernelSpec) -> None:
+    assert not any(command_kernel.supports(f) for f in Feature)
+    assert "mycmd" not in kernels_with(Feature.SIMULATION)
+    with pytest.raises(KernelFeatureError) as info:
+        sim_pattern("mycmd", 4, {}, 2)
+    assert str(info.value) == ("kernel 'mycmd' has no simulated access pattern "
+                               "(only ior, vpic have one)")
+    with pytest.raises(KernelFeatureError, match=r"^kernel 'mycmd' has no Darshan signature"):
+        kernel_file(Candidate("mycmd", {}, False, 4))
+    with pytest.raises(KernelFeatureError, match=r"^kernel 'mycmd' has no proxy search space"):
+        genes_for("mycmd", LogHints((4096,), 1, 4))
+    with pytest.raises(ConfigError, match=r"^pattern.kernel: 'mycmd' is not one of ior, vpic$"):
+        Pattern(kernel="mycmd", ranks=4, bytes_per_rank=MiB)
+    assert command_kernel.bytes_per_rank({}) == 4096
+
+
+def test_a_feature_is_implemented_whole_or_not_at_all() -> None:
+    with pytest.raises(TypeError, match="implements SIMULATION partly; it also needs "
+                                        "pattern_defaults"):
+        class HalfSimulated(KernelSpec):
+            def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
+                return 1
+
+            def sim_pattern(self, ranks: int, params: Mapping[str, Any],
+                            nodes: int | None = None) -> Pattern:
+                return Pattern.vpic(ranks)
