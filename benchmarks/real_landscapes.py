@@ -79,9 +79,8 @@ def run_one(job: Job) -> Outcome:
         }, Path(tmp))
         backend = ReplayBackend(config)
         cores = backend.scales()[-1]
-        truth = {key: r.median for key, r in backend.table.items()
-                 if r.cores == cores and r.settings}
-        best = min(truth.values())
+        truth = {key: r.median for key, r in backend.table.items() if r.cores == cores}
+        best = min(r.median for r in backend.recorded(cores) if r.settings)
         result = tune(config, backend, Store(config.store), kernel="vpic", cores=cores,
                       strategy=job.strategy, budget=job.budget, fresh=True,
                       strategy_options=dict(job.options))
