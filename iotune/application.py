@@ -52,9 +52,17 @@ PLACEHOLDERS = ("cores", "nodes", "scratch")
 NOT_INJECTABLE = tuple(s.name for s in settings_in_layer("application"))
 
 
+#: How a regular-expression metric is written as one kernel argument: ``regex:PATTERN``.
+REGEX_PREFIX = "regex:"
+
+
 @dataclass(frozen=True)
 class Application:
-    """A user's program as the config describes it (``kernel: {command: ...}``)."""
+    """A user's program as the config describes it (``kernel: {command: ...}``).
+
+    ``metric`` is ``wall``, ``io_time`` or ``regex:PATTERN`` (the first group of PATTERN in
+    the program's output is the time in seconds).
+    """
 
     command: str
     output_dir: str | None = None
@@ -64,7 +72,14 @@ class Application:
     @property
     def regex(self) -> re.Pattern[str] | None:
         """The metric's regular expression, or None for ``wall`` and ``io_time``."""
-        return None if self.metric in METRICS else re.compile(self.metric)
+        if not self.metric.startswith(REGEX_PREFIX):
+            return None
+        return re.compile(self.metric[len(REGEX_PREFIX):])
+
+    def as_params(self) -> dict[str, Any]:
+        """The kernel arguments that stand for this program (stored with every record)."""
+        return {"command": self.command, "output_dir": self.output_dir or "",
+                "metric": self.metric, "preload": self.preload}
 
     def argv(self, cores: int, nodes: int, scratch: Path) -> list[str]:
         """The program's command line with the placeholders replaced."""
@@ -75,7 +90,7 @@ class Application:
 def parse_application(raw: Mapping[str, Any], where: str = "kernel") -> Application:
     """An :class:`Application` from the config's ``kernel`` mapping; ConfigError naming the
     key otherwise."""
-    known = ("command", "output_dir", "metric", "preload", "name")
+    known = ("command", "output_dir", "metric", "preload")
     unknown = sorted(set(raw) - set(known))
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]}: unknown key of a command kernel; known: "
@@ -92,18 +107,20 @@ def parse_application(raw: Mapping[str, Any], where: str = "kernel") -> Applicat
         raise ConfigError(f"{where}.command: {exc}; placeholders are "
                           f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)} (write {{{{ and }}}} "
                           "for literal braces)") from None
-    output_dir = raw.get("output_dir")
+    output_dir = raw.get("output_dir") or None
     if output_dir is not None and (not isinstance(output_dir, str) or os.path.isabs(output_dir)
                                    or ".." in Path(output_dir).parts):
         raise ConfigError(f"{where}.output_dir: {output_dir!r} must be a relative path inside "
                           "the run directory")
     metric = raw.get("metric", "wall")
+    if isinstance(metric, str) and metric.startswith(REGEX_PREFIX):
+        metric = {"regex": metric[len(REGEX_PREFIX):]}
     if isinstance(metric, Mapping):
         if set(metric) != {"regex"}:
             raise ConfigError(f"{where}.metric: a mapping must be {{regex: PATTERN}}")
-        metric = metric["regex"]
+        metric = REGEX_PREFIX + str(metric["regex"])
         try:
-            pattern = re.compile(str(metric))
+            pattern = re.compile(metric[len(REGEX_PREFIX):])
         except re.error as exc:
             raise ConfigError(f"{where}.metric.regex: {exc}") from None
         if pattern.groups < 1:
@@ -266,7 +283,8 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
     else:
         measure, total, why = "regex", _metric_from(app, outcome), None
         if total is None:
-            why = f"metric: no match of {app.metric!r} in the program's output"
+            assert app.regex is not None
+            why = f"metric: no match of {app.regex.pattern!r} in the program's output"
     if why is not None or total is None or total <= 0:
         return AppRun("failed", why or f"metric: {total!r} is not a positive time", None,
                       command, outcome.elapsed_s, outcome.stderr_tail)

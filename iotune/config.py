@@ -274,6 +274,7 @@ def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
     kernel = _kernel(top.raw.get("kernel"))
     space = SearchSpace.from_mapping(top.raw.get("space") or {}, "space")
     check_requirements(space.names, "space")
+    get_kernel(kernel.name).check_settings(space.names, "space")
     train = _train(top.raw.get("train"), kernel.name)
     space.check_against(system.limits)
     store = Path(top.text("store", "iotune-store.jsonl") or "iotune-store.jsonl")
@@ -314,6 +315,11 @@ def _system(raw: Any, base: Path) -> SystemConfig:
 
 
 def _kernel(raw: Any) -> KernelConfig:
+    """``kernel: {name, args}`` for iotune's kernels, or ``kernel: {command: ...}`` for a
+    user's program (see :mod:`iotune.application`)."""
+    if isinstance(raw, Mapping) and "command" in raw:
+        spec = get_kernel("command")
+        return KernelConfig(spec.name, tuple(spec.normalise_params(raw, "kernel").items()))
     k = _Section(raw, "kernel", ("name", "args"))
     spec = get_kernel(k.text("name", "vpic") or "vpic", "kernel.name")
     args = k.raw.get("args") or {}

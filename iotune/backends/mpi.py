@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
+from iotune.application import Application, run_application
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.fsinfo import filesystem_of
@@ -51,6 +53,9 @@ class MpiBackend(Backend):
 
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
         check_scratch(self.config.system.scratch, "system.scratch")
+        app = get_kernel(request.kernel).application(request.params)
+        if app is not None:
+            return self._measure_application(app, request, rep)
         record = self.base_record(request, rep, self.config.system.name)
         argv = self.command(request)
         env = {**os.environ, **dict(self.config.system.env)}
@@ -69,6 +74,40 @@ class MpiBackend(Backend):
         elif outcome.result is not None:
             record["nodes"] = outcome.result.get("nodes")
         return record
+
+
+    def _measure_application(self, app: Application, request: RunRequest,
+                             rep: int) -> dict[str, Any]:
+        """One run of a user's program with the settings injected (iotune.application)."""
+        system = self.config.system
+        nodes = system.limits.nodes_for(request.cores)
+        run = run_application(
+            app, settings=request.settings, cores=request.cores, nodes=nodes,
+            scratch=system.scratch, timeout_s=system.timeout_s,
+            env={**os.environ, **dict(system.env)}, preload_library=preload_for(app),
+            launch=lambda program: self.launcher.argv(
+                LaunchRequest(request.cores, tuple(program), nodes)),
+            cwd=self.config.path.parent if self.config.path is not None else None)
+        record = self.base_record(request, rep, system.name)
+        record.update(command=run.command, fs_type=self.fs_type, finished_at=now_iso(),
+                      elapsed_s=round(run.elapsed_s, 3), status=run.status, error=run.error,
+                      result=run.result, nodes=nodes)
+        if run.status != "ok":
+            record["stderr_tail"] = run.stderr_tail
+        return record
+
+
+def preload_for(app: Application) -> Path | None:
+    """The preload library for ``app``: built if ``preload: yes`` (ConfigError when it cannot
+    be), used if already built with ``auto``, none with ``no``."""
+    from iotune.preload import build_library, library_path
+
+    if app.preload == "no":
+        return None
+    if app.preload == "yes":
+        return build_library()
+    path = library_path()
+    return path if path.is_file() else None
 
 
 @register_backend("mpi")

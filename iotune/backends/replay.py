@@ -124,7 +124,9 @@ class ReplayBackend(Backend):
             time = float(times[int(rng.integers(len(times)))])
         from iotune.kernels import get_kernel
 
-        written = get_kernel(request.kernel).bytes_per_rank(request.params) * request.cores
+        spec = get_kernel(request.kernel)
+        written = (spec.bytes_per_rank(request.params) * request.cores if spec.knows_bytes
+                   else None)
         record = self.base_record(request, rep, self.system)
         record.update(
             fs_type="replayed", finished_at=now_iso(), status="ok", error=None,
@@ -133,7 +135,7 @@ class ReplayBackend(Backend):
                 "recorded_repeats": len(times), "pick": self.pick,
                 "bytes_written": written,
                 "times_s": {"open": None, "write": None, "close": None, "total": time},
-                "bandwidth_mib_s": written / 2**20 / time,
+                "bandwidth_mib_s": written / 2**20 / time if written else None,
             },
         )
         return record

@@ -67,6 +67,37 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
     return defaults_for_backend(config, explicit_config=config.path is not None, cores=cores)
 
 
+def command_options(func: F) -> F:
+    """``--command`` and ``--metric``: tune a user's own program instead of a kernel."""
+    func = click.option("--metric", help="With --command: wall (default), io_time (the "
+                        "preload library's write time) or regex:PATTERN (the first group of "
+                        "PATTERN in the program's output, in seconds).")(func)
+    return click.option("--command", "app_command", metavar="'PROGRAM ARGS'",
+                        help="A user's MPI program to run unmodified, e.g. "
+                             "--command './sim -o {scratch}/ckpt.h5'; {cores}, {nodes} and "
+                             "{scratch} (its fresh output directory) are replaced. See "
+                             "docs/applications.md.")(func)
+
+
+def with_command(config: Config, command: str | None, metric: str | None) -> Config:
+    """``config`` for the program given by ``--command`` (the config's own command kernel,
+    its other keys kept, when it has one); unchanged without ``--command``."""
+    from iotune.config import KernelConfig
+    from iotune.kernels import get_kernel
+
+    if command is None:
+        if metric is not None:
+            raise ConfigError("--metric: only with --command (a command kernel's metric)")
+        return config
+    spec = get_kernel("command")
+    base = config.kernel.args if config.kernel.name == spec.name else {}
+    raw = {k: v for k, v in base.items() if v != ""}
+    raw.update(command=command, **({"metric": metric} if metric else {}))
+    params = spec.normalise_params(raw, "--command")
+    spec.check_settings(config.space.names, "space")
+    return config.with_overrides(kernel=KernelConfig(spec.name, tuple(params.items())))
+
+
 def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]:
     """``config`` for the kernel named by ``--kernel``: a kernel name (its default arguments
     unless it is the config's kernel) or a proxy file from ``iotune proxy``, whose arguments

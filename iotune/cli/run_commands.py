@@ -10,11 +10,13 @@ import click
 from iotune.backends import RunRequest, make_backend
 from iotune.cli.common import (
     backend_options,
+    command_options,
     config_option,
     format_option,
     parse_assignments,
     resolve_config,
     with_backend,
+    with_command,
 )
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
@@ -58,6 +60,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
 @click.command("run")
 @config_option
 @click.option("--kernel", "kernel_name", help="Kernel to run (default: the config's).")
+@command_options
 @click.option("--cores", type=click.IntRange(min=1), required=True, help="MPI ranks.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="A setting, e.g. --set cb_nodes=2 --set cb_buffer_size=4MiB "
@@ -72,7 +75,8 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
 @click.option("--no-store", is_flag=True, help="Do not record the result.")
 @click.option("--dry-run", is_flag=True, help="Print the exact command line; run nothing.")
 @format_option("table", ("table", "json", "yaml"))
-def run_command(config_path: Path | None, kernel_name: str | None, cores: int,
+def run_command(config_path: Path | None, kernel_name: str | None, app_command: str | None,
+                metric: str | None, cores: int,
                 sets: tuple[str, ...], args: tuple[str, ...], reps: int,
                 backend_name: str | None, sim_system: str | None, noise: float | None,
                 replay_data: Path | None,
@@ -82,12 +86,17 @@ def run_command(config_path: Path | None, kernel_name: str | None, cores: int,
     \b
     Example:
       iotune run --kernel vpic --cores 4 --set cb_nodes=2 --set romio_cb_write=disable
+      iotune run --command './my_app -o {scratch}/out.h5' --cores 4 --set cb_nodes=2
     """
+    if kernel_name and app_command:
+        raise ConfigError("--kernel and --command: give one (--command runs your program)")
     config = with_backend(resolve_config(config_path), backend_name, sim_system, noise, replay_data)
+    config = with_command(config, app_command, metric)
     spec = get_kernel(kernel_name or config.kernel.name, "--kernel")
     base_params = config.kernel.args if spec.name == config.kernel.name else {}
     params = spec.normalise_params({**base_params, **parse_assignments(args, "--arg")}, "--arg")
     settings = normalise_settings(parse_assignments(sets, "--set"), "--set")
+    spec.check_settings(settings, "--set")
     check_configuration(settings, cores, config.system.limits, "--set")
     backend = make_backend(config)
     request = RunRequest(spec.name, cores, settings, params)

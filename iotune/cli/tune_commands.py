@@ -14,11 +14,13 @@ from iotune.apply import load_tuned, render
 from iotune.backends import make_backend
 from iotune.cli.common import (
     backend_options,
+    command_options,
     config_option,
     format_option,
     parse_assignments,
     resolve_config,
     with_backend,
+    with_command,
     with_kernel,
 )
 from iotune.config import Config
@@ -59,6 +61,7 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 @click.option("--kernel", "kernel_name",
               help="Kernel to train (vpic, ior) or a proxy file from 'iotune proxy' "
                    "(default: the config's kernel).")
+@command_options
 @backend_options
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
@@ -70,6 +73,7 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
 @click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 def train_command(config_path: Path | None, kernel_name: str | None,
+                  app_command: str | None, metric: str | None,
                   backend_name: str | None, sim_system: str | None,
                   noise: float | None, replay_data: Path | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, partition: str | None,
@@ -87,6 +91,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     config = _with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data)
     config, _ = with_kernel(config, kernel_name)
+    config = with_command(config, app_command, metric)
     plans = plan_campaign(config)
     store = Store(config.store)
     per_run = seconds_per_run(store, config.kernel.name)
@@ -129,8 +134,8 @@ def _train_progress(bar: Progress, i: int, n: int, task: Task, record: dict[str,
                     f"{describe_settings(dict(task.request.settings))}{eta_text}", steps=0)
     elif record["status"] == "ok":
         result = record["result"]
-        bar.advance(f"-> {result['bandwidth_mib_s']:.1f} MiB/s "
-                    f"({result['times_s']['total']:.2f} s, {record['provenance']})")
+        bar.advance(f"-> {_bandwidth_text(result.get('bandwidth_mib_s'))}"
+                    f"{result['times_s']['total']:.2f} s ({record['provenance']})")
     else:
         bar.advance(f"-> FAILED: {record['error']}")
 
@@ -148,6 +153,7 @@ def _duration(seconds: float | None) -> str:
 @click.option("--kernel", "kernel_name",
               help="Kernel to tune (vpic, ior) or a proxy file from 'iotune proxy' "
                    "(default: the config's kernel).")
+@command_options
 @click.option("--cores", type=click.IntRange(min=1),
               help="Target scale (ranks); required unless a proxy file gives them.")
 @click.option("--strategy", help="model (default), exhaustive, random, genetic or tpe.")
@@ -166,7 +172,8 @@ def _duration(seconds: float | None) -> str:
               help="Write the tuned configuration YAML here.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 @format_option("table", ("table", "json", "yaml"))
-def tune_command(config_path: Path | None, kernel_name: str | None, cores: int | None,
+def tune_command(config_path: Path | None, kernel_name: str | None,
+                 app_command: str | None, metric: str | None, cores: int | None,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
                  replay_data: Path | None,
@@ -186,6 +193,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None, cores: int |
     config = _with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
+    config = with_command(config, app_command, metric)
     cores = cores or proxy_ranks
     if cores is None:
         raise ConfigError("--cores: missing; give the target scale in ranks")
@@ -272,9 +280,14 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
     f = result.figures(evaluation)
     if f.get("status") == "failed":
         return "failed: " + "; ".join(f["errors"][:1])
-    return (f"{f['bandwidth_mib_s']:.1f} MiB/s ({f['statistic']} {f['time_s']:.3f} s over "
-            f"{f['repetitions']} reps, {CONFIDENCE:.0%} interval "
+    return (f"{_bandwidth_text(f.get('bandwidth_mib_s'))}{f['statistic']} {f['time_s']:.3f} s "
+            f"over {f['repetitions']} reps ({CONFIDENCE:.0%} interval "
             f"{_interval_text(f.get('interval_s'))} s)")
+
+
+def _bandwidth_text(mib_s: float | None) -> str:
+    """``123.4 MiB/s, `` or nothing when the bytes are unknown (a user's program)."""
+    return f"{mib_s:.1f} MiB/s, " if mib_s is not None else ""
 
 
 @click.command("apply")

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.errors import ConfigError
+from iotune.kernels.command import COMMAND
 from iotune.kernels.ior import IOR
 from iotune.kernels.spec import (
     Feature,
@@ -42,7 +43,7 @@ __all__ = [
 
 BARE_FLAGS = ("verify", "keep")
 
-KERNELS: dict[str, KernelSpec] = {k.name: k for k in (VPIC, IOR)}
+KERNELS: dict[str, KernelSpec] = {k.name: k for k in (VPIC, IOR, COMMAND)}
 
 
 def get_kernel(name: str, where: str = "kernel") -> KernelSpec:
@@ -50,8 +51,10 @@ def get_kernel(name: str, where: str = "kernel") -> KernelSpec:
     try:
         return KERNELS[name]
     except KeyError:
+        bundled = sorted(k for k, spec in KERNELS.items() if spec.script)
         raise ConfigError(
-            f"{where}: unknown kernel '{name}'; known kernels: {', '.join(sorted(KERNELS))}"
+            f"{where}: unknown kernel '{name}'; known kernels: {', '.join(bundled)} (your own "
+            "program: kernel: {command: ...} or --command)"
         ) from None
 
 

@@ -28,7 +28,7 @@ The specs import the simulator and the Darshan model lazily, inside the feature 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
@@ -40,6 +40,7 @@ from iotune.settings import parse_bool
 from iotune.units import positive_bytes
 
 if TYPE_CHECKING:
+    from iotune.application import Application
     from iotune.darshan.match import Variant
     from iotune.darshan.records import FileCounters
     from iotune.darshan.search import Gene, LogHints
@@ -68,7 +69,7 @@ class KernelFeatureError(ConfigError):
 
 @dataclass(frozen=True)
 class KernelParam:
-    """One fixed argument of a kernel: ``kind`` is count, bytes, bool or choice."""
+    """One fixed argument of a kernel: ``kind`` is count, bytes, bool, choice or text."""
 
     name: str
     kind: str
@@ -135,7 +136,22 @@ class KernelSpec(ABC):
 
     @abstractmethod
     def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
-        """Bytes each rank writes with these params (absent ones take their defaults)."""
+        """Bytes each rank writes with these params (absent ones take their defaults);
+        KernelFeatureError for a kernel that cannot know (see :attr:`knows_bytes`)."""
+
+    @property
+    def knows_bytes(self) -> bool:
+        """Whether :meth:`bytes_per_rank` can answer (a user's program cannot)."""
+        return True
+
+    def application(self, params: Mapping[str, Any]) -> Application | None:
+        """The user's program these params describe, for a kernel that runs one (see
+        :mod:`iotune.application`); None for iotune's own kernel programs."""
+        return None
+
+    def check_settings(self, names: Iterable[str],  # noqa: B027 (optional hook)
+                       where: str = "space") -> None:
+        """ConfigError for a setting this kernel cannot take (by default it takes all)."""
 
     # -- optional features -----------------------------------------------------------------
 
@@ -196,6 +212,10 @@ def _normalise_param(spec: KernelParam, value: Any, where: str) -> Any:
         return value
     if spec.kind == "bytes":
         return positive_bytes(value, where)
+    if spec.kind == "text":
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: {value!r} is not text")
+        return value
     if spec.kind == "bool":
         parsed = parse_bool(value)
         if parsed is None:

@@ -203,8 +203,9 @@ class MeasuringContext(SearchContext):
         else:
             evaluation.summarise(self.statistic)
         if self.progress and evaluation.statistic is not None:
-            self.progress(f"  -> {self.statistic} {evaluation.statistic:.3f} s, "
-                          f"{max(evaluation.bandwidths):.1f} MiB/s best rep")
+            best = max(evaluation.bandwidths, default=0.0)
+            self.progress(f"  -> {self.statistic} {evaluation.statistic:.3f} s"
+                          + (f", {best:.1f} MiB/s best rep" if best > 0 else ""))
 
     def _measure_once(self, request: RunRequest, rep: int) -> Measurement:
         """One measurement, tagged with the storage state when state-aware, then recorded."""

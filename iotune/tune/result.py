@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +38,8 @@ class TuneResult:
     runs: int
     reused: int
     elapsed_s: float
-    bytes_written: int
+    #: Bytes one run writes; None when the kernel cannot know (a user's program).
+    bytes_written: int | None
     statistic: str
     budget: int | None = None
     spent: int = 0
@@ -63,10 +65,14 @@ class TuneResult:
         """Time statistic, bandwidth, spread and interval over one configuration's runs."""
         if evaluation.statistic is None:
             return {"status": "failed", "errors": evaluation.failures}
-        mib = self.bytes_written / 2**20
+        if self.bytes_written is not None:
+            bandwidth: float | None = self.bytes_written / 2**20 / evaluation.statistic
+        else:  # as measured (the preload library's bytes), when the runs say
+            measured = [b for b in evaluation.bandwidths if b > 0]
+            bandwidth = statistics.median(measured) if measured else None
         out: dict[str, Any] = {
             "time_s": round(evaluation.statistic, 6),
-            "bandwidth_mib_s": round(mib / evaluation.statistic, 3),
+            "bandwidth_mib_s": round(bandwidth, 3) if bandwidth is not None else None,
             "statistic": self.statistic,
             "repetitions": len(evaluation.times),
             "time_min_s": round(min(evaluation.times), 6),

@@ -100,8 +100,10 @@ def _state_policy(tune_cfg: Any) -> StatePolicy:
     return StatePolicy(max_repeats=tune_cfg.busy_repeats, min_idle=tune_cfg.min_idle)
 
 
-def _bytes_written(context: MeasuringContext) -> int:
-    """Bytes one measurement writes: the kernel's bytes per rank times the ranks."""
+def _bytes_written(context: MeasuringContext) -> int | None:
+    """Bytes one measurement writes: the kernel's bytes per rank times the ranks (None for a
+    kernel that cannot know, a user's program)."""
     from iotune.kernels import get_kernel
 
-    return get_kernel(context.kernel).bytes_per_rank(context.params) * context.cores
+    spec = get_kernel(context.kernel)
+    return spec.bytes_per_rank(context.params) * context.cores if spec.knows_bytes else None

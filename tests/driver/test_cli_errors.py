@@ -117,7 +117,8 @@ def test_malformed_yaml_line_number(tmp_path):
 def test_unknown_kernel(write_config):
     result = invoke("run", "-c", str(write_config()), "--kernel", "flash", "--cores", "2")
     assert result.exit_code == 2
-    assert error_line(result) == "--kernel: unknown kernel 'flash'; known kernels: ior, vpic"
+    assert error_line(result) == ("--kernel: unknown kernel 'flash'; known kernels: ior, "
+                                  "vpic (your own program: kernel: {command: ...} or --command)")
 
 
 def test_unknown_launcher(write_config):

@@ -51,7 +51,8 @@ def test_stripe_count_above_ost_count():
 
 def test_unknown_kernel_lists_known():
     assert _error("kernel: {name: flash}\n") == (
-        "kernel.name: unknown kernel 'flash'; known kernels: ior, vpic")
+        "kernel.name: unknown kernel 'flash'; known kernels: ior, vpic (your own "
+        "program: kernel: {command: ...} or --command)")
 
 
 def test_unknown_launcher_lists_known():
@@ -122,7 +123,8 @@ def test_with_overrides_replaces_only_what_is_given(write_config, tmp_path):
     ("overrides", "message"),
     [({"backend": "cloud"}, "--backend: 'cloud' is not one of mpi, sim, replay"),
      ({"noise": -1.0}, "--noise: -1.0 is not a number >= 0"),
-     ({"kernel": "flash"}, "--kernel: unknown kernel 'flash'; known kernels: ior, vpic")],
+     ({"kernel": "flash"}, "--kernel: unknown kernel 'flash'; known kernels: ior, vpic "
+      "(your own program: kernel: {command: ...} or --command)")],
 )
 def test_with_overrides_checks_values(write_config, overrides, message):
     with pytest.raises(ConfigError) as info:

@@ -140,7 +140,8 @@ def test_a_seeded_genome_decodes_to_the_seeded_request_size(kernel: str) -> None
 def test_unknown_kernel_is_the_same_one_line_error() -> None:
     with pytest.raises(ConfigError) as info:
         get_kernel("hacc", "kernel.name")
-    assert str(info.value) == "kernel.name: unknown kernel 'hacc'; known kernels: ior, vpic"
+    assert str(info.value) == ("kernel.name: unknown kernel 'hacc'; known kernels: ior, vpic "
+                               "(your own program: kernel: {command: ...} or --command)")
 
 
 def test_every_bundled_kernel_has_every_feature() -> None:
