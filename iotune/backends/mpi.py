@@ -100,10 +100,10 @@ class MpiBackend(Backend):
 def preload_for(app: Application) -> Path | None:
     """The preload library for ``app``: built if ``preload: yes`` (ConfigError when it cannot
     be), used if already built with ``auto``, none with ``no``."""
-    from iotune.preload import build_library, library_path
-
     if app.preload == "no":
         return None
+    from iotune.preload import build_library, library_path
+
     if app.preload == "yes":
         return build_library()
     path = library_path()
