@@ -2,7 +2,9 @@
 
 Formats: ``lustre`` (``lfs setstripe`` on the output directory), ``romio`` (a hints file and
 ``ROMIO_HINTS``), ``cray`` (``MPICH_MPIIO_HINTS``), ``ior`` (``IOR_HINT__MPI__`` variables),
-``h5py`` (a Python snippet passing the hints and HDF5 settings). ``all`` prints each that
+``h5py`` (a Python snippet passing the hints and HDF5 settings), ``preload`` (iotune's
+preload library for an unmodified program: the hints and the HDF5 settings reach its own
+``MPI_Info`` and ``H5Fcreate``, see docs/applications.md). ``all`` prints each that
 applies. Settings that a format cannot express are named in a comment, never dropped silently.
 """
 
@@ -19,7 +21,7 @@ from iotune.catalogue import settings_in_layer
 from iotune.errors import ConfigError
 from iotune.settings import HINT_PREFIX, SETTINGS, mpiio_hints, normalise_settings
 
-FORMATS = ("all", "lustre", "romio", "cray", "ior", "h5py")
+FORMATS = ("all", "lustre", "romio", "cray", "ior", "h5py", "preload")
 
 
 def load_tuned(path: Path) -> dict[str, Any]:
@@ -110,6 +112,20 @@ def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def preload_lines(settings: Mapping[str, Any], settings_file: str) -> list[str]:
+    """Lines that load the preload library with the tuned MPI-IO hints and HDF5 settings."""
+    from iotune.application import preload_settings_text
+
+    body = preload_settings_text(settings).rstrip("\n")
+    if not body:
+        return ["# preload library: no MPI-IO or HDF5 settings were tuned"]
+    return ["# iotune's preload library: the settings reach an unmodified program's own",
+            "# MPI_Info and HDF5 file access (build it once: python -m iotune.preload)",
+            f"cat > {settings_file} <<'EOF'", body, "EOF",
+            f'export IOTUNE_SETTINGS="$PWD/{settings_file}"',
+            'export LD_PRELOAD="$(python -m iotune.preload)${LD_PRELOAD:+ $LD_PRELOAD}"']
+
+
 def render(tuned: Mapping[str, Any], fmt: str, directory: str = '"$OUTPUT_DIR"',
            hints_file: str = "iotune-romio-hints") -> str:
     """The job-script lines of ``fmt`` for a loaded tuned configuration."""
@@ -121,6 +137,7 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = '"$OUTPUT_DIR"',
         "cray": lambda: cray_lines(settings),
         "ior": lambda: ior_lines(settings),
         "h5py": lambda: h5py_lines(settings),
+        "preload": lambda: preload_lines(settings, "iotune-preload-settings"),
     }
     chosen = list(sections) if fmt == "all" else [fmt]
     header = [f"# iotune tuned settings for {tuned.get('kernel')} at {tuned.get('cores')} cores "

@@ -31,6 +31,11 @@ def test_every_format(tmp_path):
     h5 = render(tuned, "h5py")
     assert "info.Set('cb_nodes', '64')" in h5
     assert "fapl.set_alignment(1, 1048576)" in h5
+    preload = render(tuned, "preload")
+    body = preload.split("<<'EOF'\n")[1].split("\nEOF")[0].splitlines()
+    assert "hint:cb_nodes=64" in body and "hdf5:alignment=1048576" in body
+    assert 'export IOTUNE_SETTINGS="$PWD/iotune-preload-settings"' in preload
+    assert "LD_PRELOAD=" in preload
 
 
 def test_apply_cli(tmp_path):
