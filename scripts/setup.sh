@@ -57,4 +57,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! "$vpy" -c "import 
   "$vpy" -m pip install -q --no-build-isolation -e ".[dev]"
   echo "$want" > "$stamp"
 fi
+lib=$("$vpy" -m iotune.preload); say "preload library: $lib"  # builds it once per source change
 say "ready: $VENV ($("$vpy" -c 'import mpi4py, h5py; print("mpi4py", mpi4py.__version__, "h5py", h5py.__version__)'))"
