@@ -145,7 +145,8 @@ def _samples(config_path: Path | None, store_path: Path | None, source: str,
 @_store_option
 @click.option("--source", type=click.Choice(["probe", "runs"]), default="probe",
               show_default=True, help="probe: the latencies of 'iotune probe'; runs: measured "
-                                      "write times, relative to their configuration's median.")
+                                      "write times, relative to their configuration's idle "
+                                      "level from its other measurements.")
 @_backend_option
 @click.option("--label", "method", type=click.Choice(["map", "sample"]), default="map",
               show_default=True, help="map: the more probable state; sample: drawn from the "
@@ -191,8 +192,18 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
 @_backend_option
 @click.option("--classifier", "classifier_list", default="svm,rf,gb", show_default=True,
               help="Comma-separated: svm, rf (random forest), gb (gradient boosting).")
+@click.option("--per-target/--pooled", "per_target", default=None,
+              help="One mixture and classifier per probed target (the default when the "
+                   "probes name several), or one over all targets.")
+@click.option("--validation", type=click.Choice(["kfold", "time", "both"]), default="both",
+              show_default=True, help="kfold: stratified shuffled k-fold; time: train on the "
+                                      "earlier --train-fraction of the record, test on the "
+                                      "rest; both.")
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="k of the stratified k-fold cross-validation.")
+@click.option("--train-fraction", type=float, default=0.8, show_default=True,
+              help="Time-ordered validation: share of the samples, earliest first, to train "
+                   "on (the paper: 8 of 10 days).")
 @click.option("--horizon", type=click.IntRange(min=0), default=1, show_default=True,
               help="probe: rounds ahead whose state is predicted (0: the sample itself).")
 @click.option("--window", default="10m", show_default=True,
@@ -204,16 +215,28 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
               help="Seed of the folds, the classifiers and --label sample.")
 @format_option("table")
 def classify_command(config_path: Path | None, store_path: Path | None, source: str,
-                     backend: str | None, classifier_list: str, folds: int, horizon: int,
+                     backend: str | None, classifier_list: str, per_target: bool | None,
+                     validation: str, folds: int, train_fraction: float, horizon: int,
                      window: str, method: str, no_queue: bool, seed: int, fmt: str) -> None:
-    """Cross-validate state classifiers (SVM, random forest, gradient boosting).
+    """Score state classifiers (SVM, random forest, gradient boosting), per target.
+
+    Each classifier is scored by shuffled k-fold cross-validation and by training on the
+    earlier part of the record and testing on the later part (--validation). Progress on
+    stderr, one line per classifier and target.
 
     \b
     Examples:
-      iotune classify                       # next-round state from the probe store
-      iotune classify --classifier svm --folds 8 --horizon 2 --format json
+      iotune classify                       # next-round state, per target, both validations
+      iotune classify --pooled --validation time --train-fraction 0.6 --format json
+      iotune classify --classifier svm --folds 8 --horizon 2 --format csv
     """
-    from iotune.variability.analysis import classify_states, parse_classifiers
+    from iotune.terminal import make_progress
+    from iotune.variability.analysis import parse_classifiers
+    from iotune.variability.classification import (
+        ClassifyOptions,
+        plan_classification,
+        run_classification,
+    )
 
     names = parse_classifiers(classifier_list)
     window_s = _duration(window, "--window")
@@ -221,24 +244,64 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
     if source == "runs" and horizon != 1:
         progress("iotune: --horizon does not apply to --source runs (the measurement's own "
                  "state is predicted)")
-    result = classify_states(samples, classifiers=names, folds=folds, horizon=horizon,
-                             window_s=window_s, method=method, use_queue=not no_queue,
-                             seed=seed)
+    options = ClassifyOptions(names, folds, horizon, window_s, method, not no_queue, seed,
+                              validation, train_fraction, per_target)
+    plan = plan_classification(samples, options)
+    for target, reason in plan.skipped.items():
+        progress(f"iotune: target {target} skipped: {reason}")
+    with make_progress(plan.steps, "classify") as bar:
+        result = run_classification(plan, on_step=bar.advance)
     data = result.document()
-    rows = data["classifiers"]
-    table = render_table([{"classifier": r["classifier"],
-                           "accuracy": f"{r['accuracy']:.3f} ± {r['accuracy_std']:.3f}",
-                           "roc_auc": f"{r['roc_auc']:.3f} ± {r['roc_auc_std']:.3f}",
-                           "method": r["description"]} for r in rows])
-    busy_share = data["busy_share"]
-    summary = {"samples": f"{data['samples']} ({samples.description})",
-               "predicts": f"{result.predicts}, labels by {method}",
-               "busy share": f"{busy_share:.3f} (always guessing "
-                             f"{'busy' if busy_share > 0.5 else 'idle'}: accuracy "
-                             f"{data['majority_accuracy']:.3f})",
-               "features": ", ".join(data["features"]),
-               "validation": f"stratified {folds}-fold, shuffled, seed {seed}"}
-    emit(data, fmt, rows=rows, text=table + "\n\n" + render_pairs(summary))
+    emit(data, fmt, rows=data["scores"], text=_classify_text(data, result.predicts))
+
+
+def _classify_text(data: dict[str, Any], predicts: str) -> str:
+    """The table output of ``classify``: per classifier, then per target and classifier."""
+    many = len(data["targets"]) > 1
+
+    def spread(row: dict[str, Any], key: str) -> str:
+        if row[key] is None:
+            return "-"
+        text = f"{row[key]:.3f}"
+        return text + (f" ({row[key + '_min']:.3f}-{row[key + '_max']:.3f})" if many else "")
+
+    def number(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    summary = render_table([{"classifier": r["classifier"],
+                             "k-fold accuracy": spread(r, "accuracy"),
+                             "k-fold roc_auc": number(r["roc_auc"]),
+                             "time-ordered accuracy": spread(r, "time_accuracy"),
+                             "time-ordered roc_auc": number(r["time_roc_auc"]),
+                             "method": r["description"]} for r in data["classifiers"]])
+    parts = [summary]
+    if many:
+        parts.append(render_table([{"target": r["target"], "classifier": r["classifier"],
+                                    "samples": r["samples"],
+                                    "k-fold accuracy": number(r["accuracy"]),
+                                    "time-ordered accuracy": number(r["time_accuracy"]),
+                                    "guessing": number(r["majority_accuracy"])}
+                                   for r in data["scores"]]))
+    first = data["classifiers"][0]
+    baseline = ", ".join(f"{name} {number(first[key])}" for name, key in (
+        ("k-fold", "majority_accuracy"), ("time-ordered", "time_majority_accuracy"))
+        if first[key] is not None)
+    validation = {"kfold": f"stratified {data['folds']}-fold, shuffled, seed {data['seed']}",
+                  "time": f"train on the earliest {data['train_fraction']:.0%}, test on the "
+                          "rest"}
+    chosen = ["kfold", "time"] if data["validation"] == "both" else [data["validation"]]
+    pairs = {"samples": f"{data['samples']} ({data['samples_of']})",
+             "targets": (f"{len(data['targets'])}, one mixture and classifier each"
+                         + (" (accuracy: mean (lowest-highest))" if many else "")
+                         if data["per_target"] else "pooled"),
+             "predicts": f"{predicts}, labels by {data['label']}",
+             "busy share": f"{data['busy_share']:.3f}",
+             "guessing": f"accuracy of always guessing the more frequent state: {baseline}",
+             "features": ", ".join(data["features"]),
+             "validation": "; ".join(validation[v] for v in chosen)}
+    if data["skipped"]:
+        pairs["skipped"] = ", ".join(sorted(data["skipped"]))
+    return "\n\n".join([*parts, render_pairs(pairs)])
 
 
 @click.command("placement")

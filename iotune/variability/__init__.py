@@ -8,12 +8,17 @@ targets finish together. ``docs/variability.md`` has the whole picture.
 
 Modules: :mod:`~iotune.variability.probe` (timed writes, the probe loop),
 :mod:`~iotune.variability.queue` (job-queue features), :mod:`~iotune.variability.mixture`
-(EM fit), :mod:`~iotune.variability.state` (state model and the tuner's policy),
+(the mixture, on scikit-learn's GaussianMixture, guarded against collapse),
+:mod:`~iotune.variability.state` (state model and the tuner's policy),
+:mod:`~iotune.variability.runs` (measured times relative to a leave-one-out idle level),
 :mod:`~iotune.variability.classify` (features, scikit-learn classifiers),
+:mod:`~iotune.variability.validation` (k-fold and time-ordered scores),
+:mod:`~iotune.variability.classification` (per-target classification, as ``classify``
+reports it),
 :mod:`~iotune.variability.placement` (the idle share alpha and its speedup),
 :mod:`~iotune.variability.simulate` (probes of the simulated system, with known truth),
 :mod:`~iotune.variability.samples` (the probe or run samples of a store) and
-:mod:`~iotune.variability.analysis` (states, classifiers and placement from those samples,
+:mod:`~iotune.variability.analysis` (states and placement from those samples,
 as the commands report them).
 """
 

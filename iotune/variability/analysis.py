@@ -2,8 +2,8 @@
 
 * :func:`label_states` fits the idle/busy mixture to the samples and labels each one
   (:class:`StateLabels`, whose :meth:`~StateLabels.document` is the ``states`` output);
-* :func:`classify_states` labels the samples, adds the window features and
-  cross-validates the classifiers (:class:`Classification`);
+* :func:`parse_classifiers` reads ``--classifier`` (the classification itself is
+  :mod:`iotune.variability.classification`);
 * :func:`latest_probe_states` gives the states of the targets in the latest probe round
   and the mixture's mean times, and :func:`placement_document` the placement advice from
   them or from counts and times given by hand.
@@ -18,17 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.errors import ConfigError, DataError
-from iotune.variability.classify import (
-    CLASSIFIERS,
-    ClassifierScore,
-    LabelledSamples,
-    add_window_features,
-    cross_validate_classifiers,
-    label_latencies,
-    labelled_samples,
-    majority_accuracy,
-)
+from iotune.errors import ConfigError
+from iotune.variability.classify import CLASSIFIERS, label_latencies
 from iotune.variability.placement import placement
 from iotune.variability.samples import Samples, probe_samples
 from iotune.variability.state import StateModel, fit_state_model
@@ -105,70 +96,6 @@ def parse_classifiers(text: str) -> list[str]:
         raise ConfigError(f"--classifier: {(unknown or [text])[0]!r} is not one of "
                           f"{', '.join(CLASSIFIERS)}")
     return names
-
-
-@dataclass(frozen=True)
-class Classification:
-    """Cross-validated classifiers of the states of ``samples``, and how they were made."""
-
-    samples: Samples
-    labelled: LabelledSamples
-    scores: list[ClassifierScore]
-    folds: int
-    horizon: int
-    window_s: float
-    method: str
-    seed: int
-
-    @property
-    def majority_accuracy(self) -> float:
-        return majority_accuracy(self.labelled)
-
-    @property
-    def predicts(self) -> str:
-        """Which state the classifiers predict, in words."""
-        if self.samples.source == "runs":
-            return "the measurement's own state"
-        return (f"state {self.horizon} round(s) ahead" if self.horizon else
-                "the sample's own state")
-
-    def document(self) -> dict[str, Any]:
-        """The ``iotune classify`` result."""
-        return {"source": self.samples.source, "samples_of": self.samples.description,
-                "samples": int(self.labelled.labels.size), "busy_share": self.labelled.busy_share,
-                "majority_accuracy": self.majority_accuracy,
-                "features": list(self.labelled.features.columns), "folds": self.folds,
-                "horizon": self.horizon, "window_s": self.window_s, "label": self.method,
-                "seed": self.seed, "classifiers": [s.as_dict() for s in self.scores]}
-
-
-def classify_states(samples: Samples, *, classifiers: Sequence[str] = CLASSIFIERS,
-                    folds: int = 5, horizon: int = 1, window_s: float = 600.0,
-                    method: str = "map", use_queue: bool = True,
-                    seed: int = 0) -> Classification:
-    """Label ``samples`` by their mixture and cross-validate ``classifiers`` on them.
-
-    Probe samples are labelled with the state of the same target's probe ``horizon``
-    rounds later; run samples with their own state (``horizon`` is 0 for them whatever is
-    given) and only those that carry a probe latency count (DataError when none does).
-    Features: the latency, its mean and standard deviation over ``window_s`` seconds and,
-    with ``use_queue``, the job-queue features. Raises DataError for too few samples.
-    """
-    frame = samples.frame
-    if samples.source == "runs":
-        horizon = 0
-        if frame.empty or frame["latency"].isna().all():
-            raise DataError("classify --source runs: no measurement carries a probe latency "
-                            "(record field probe.latency_s); tune with state awareness first, "
-                            "or use --source probe")
-        frame = frame[frame["latency"].notna()].reset_index(drop=True)
-    values = [] if frame.empty else [float(v) for v in frame[samples.column]]
-    labels = label_latencies(fit_state_model(values), values, method, seed)
-    labelled = labelled_samples(add_window_features(frame, window_s), labels, horizon=horizon,
-                                use_queue=use_queue)
-    scores = cross_validate_classifiers(labelled, classifiers=classifiers, folds=folds,
-                                        seed=seed)
-    return Classification(samples, labelled, scores, folds, horizon, window_s, method, seed)
 
 
 @dataclass(frozen=True)

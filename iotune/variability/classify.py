@@ -4,7 +4,7 @@ Wan et al. (section IV) label each sample by the two-state mixture and train sci
 classifiers on features of the current latency, a 10-minute window of latencies and the job
 queue (Table II); they report k-fold cross-validated accuracy and ROC AUC. Here:
 
-Samples and features (:func:`probe_frame`, :func:`runs_frame`, :func:`add_window_features`)
+Samples and features (:func:`probe_frame`, :func:`add_window_features`)
     * ``source="probe"``: one sample per target per probe round. Features: ``latency``,
       ``window_mean`` and ``window_std`` of that target's latencies in the ``window`` seconds
       up to and including the sample, and the queue features of the latest snapshot at or
@@ -14,15 +14,12 @@ Samples and features (:func:`probe_frame`, :func:`runs_frame`, :func:`add_window
     * ``source="runs"``: one sample per measurement that carries a probe (``record["probe"]``,
       written by a state-aware tune). Features as above from the probe latencies; the label is
       the mixture state of the measurement's time relative to its configuration
-      (:func:`relative_run_times`).
+      (:func:`iotune.variability.runs.relative_run_times`).
 
 Classifiers (:data:`CLASSIFIERS`), as in the paper: ``svm`` (RBF kernel, on standardised
 features), ``rf`` (random forest of 50 trees), ``gb`` (gradient boosting, scikit-learn
-defaults). Each is scored by stratified, shuffled, seeded k-fold cross-validation: mean and
-standard deviation over the folds of the accuracy and of the ROC AUC (from the decision
-function or class probabilities), beside the accuracy of always guessing the majority state.
-Shuffled folds mix neighbouring samples (whose windows overlap) between training and test,
-which flatters every classifier alike; the paper's stricter check trains on earlier days.
+defaults). How they are scored (shuffled k-fold and time-ordered) is
+:mod:`iotune.variability.validation`.
 """
 
 from __future__ import annotations
@@ -30,7 +27,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,11 +43,6 @@ CLASSIFIERS = ("svm", "rf", "gb")
 CLASSIFIER_NAMES = {"svm": "support vector machine (RBF)", "rf": "random forest (50 trees)",
                     "gb": "gradient boosting"}
 LATENCY_FEATURES = ("latency", "window_mean", "window_std")
-#: Fewest labelled samples a classifier is cross-validated on.
-MIN_CLASSIFY_SAMPLES = 40
-RUN_CAMPAIGNS = ("train", "tune", "run")
-#: Measurements a configuration needs before its times count as relative times.
-MIN_RUNS_PER_CONFIG = 3
 
 
 def choose_backend(records: Sequence[dict[str, Any]], backend: str | None, what: str) -> str:
@@ -107,52 +98,6 @@ def probe_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def relative_run_times(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """Successful measurements as times relative to their configuration's median.
-
-    ``relative = t / median(t of the same config_key)``, so the states of different
-    configurations share one mixture; configurations with fewer than
-    :data:`MIN_RUNS_PER_CONFIG` measurements are left out (their median says nothing).
-    Columns: ``time`` (Unix seconds of ``started_at``), ``config_key``, ``write_time``,
-    ``relative``, ``latency`` (the probe before it, NaN without), ``true_state`` (the
-    simulator's state, if any) and the queue features recorded with it.
-    """
-    import pandas as pd
-
-    rows = []
-    for record in records:
-        if record.get("campaign") not in RUN_CAMPAIGNS or record.get("status") != "ok":
-            continue
-        times = (record.get("result") or {}).get("times_s") or {}
-        if times.get("total") is None:
-            continue
-        probe = record.get("probe") or {}
-        queue = record.get("queue") or {}
-        row = {"time": _unix(record.get("started_at") or record.get("recorded_at")),
-               "config_key": record.get("config_key"), "write_time": float(times["total"]),
-               "latency": probe.get("latency_s"), "true_state": record.get("state")}
-        row.update({name: queue.get(name) for name in QUEUE_FEATURES if queue})
-        rows.append(row)
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame
-    counts = frame.groupby("config_key")["write_time"].transform("size")
-    frame = frame[counts >= MIN_RUNS_PER_CONFIG].copy()
-    frame["relative"] = frame["write_time"] / frame.groupby("config_key")["write_time"].transform(
-        "median")
-    frame["latency"] = pd.to_numeric(frame["latency"], errors="coerce")
-    return frame.sort_values("time", kind="stable").reset_index(drop=True)
-
-
-def _unix(stamp: Any) -> float:
-    if isinstance(stamp, int | float):
-        return float(stamp)
-    try:
-        return datetime.fromisoformat(str(stamp)).timestamp()
-    except ValueError:
-        return math.nan
-
-
 def add_window_features(frame: pd.DataFrame, window_s: float,
                         by: Sequence[str] = ("probe_id", "target")) -> pd.DataFrame:
     """``frame`` with ``window_mean`` and ``window_std`` of ``latency`` over the ``window_s``
@@ -195,10 +140,12 @@ def future_labels(frame: pd.DataFrame, labels: Sequence[str], horizon: int,
 
 @dataclass(frozen=True)
 class LabelledSamples:
-    """A feature matrix with idle (0) / busy (1) labels, ready for cross-validation."""
+    """A feature matrix with idle (0) / busy (1) labels and each sample's time (Unix
+    seconds, for the time-ordered validation), ready for scoring."""
 
     features: pd.DataFrame
     labels: np.ndarray[Any, np.dtype[np.int_]]
+    times: np.ndarray[Any, np.dtype[np.float64]]
 
     @property
     def busy_share(self) -> float:
@@ -219,23 +166,8 @@ def labelled_samples(frame: pd.DataFrame, labels: Sequence[str], *, horizon: int
     data = frame[columns].apply(lambda c: c.astype(float))
     keep = target.notna() & data.notna().all(axis=1)
     y = (target[keep] == "busy").to_numpy(dtype=int)
-    return LabelledSamples(data[keep].reset_index(drop=True), y)
-
-
-@dataclass(frozen=True)
-class ClassifierScore:
-    """Cross-validated scores of one classifier (means and standard deviations over folds)."""
-
-    name: str
-    accuracy: float
-    accuracy_std: float
-    roc_auc: float
-    roc_auc_std: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"classifier": self.name, "description": CLASSIFIER_NAMES[self.name],
-                "accuracy": self.accuracy, "accuracy_std": self.accuracy_std,
-                "roc_auc": self.roc_auc, "roc_auc_std": self.roc_auc_std}
+    times = frame.loc[keep, "time"].to_numpy(dtype=float)
+    return LabelledSamples(data[keep].reset_index(drop=True), y, times)
 
 
 def make_classifier(name: str, seed: int = 0) -> Any:
@@ -252,41 +184,6 @@ def make_classifier(name: str, seed: int = 0) -> Any:
     if name == "gb":
         return GradientBoostingClassifier(random_state=seed)
     raise ConfigError(f"--classifier: {name!r} is not one of {', '.join(CLASSIFIERS)}")
-
-
-def cross_validate_classifiers(samples: LabelledSamples, *,
-                               classifiers: Sequence[str] = CLASSIFIERS, folds: int = 5,
-                               seed: int = 0,
-                               min_samples: int = MIN_CLASSIFY_SAMPLES) -> list[ClassifierScore]:
-    """Stratified ``folds``-fold cross-validated accuracy and ROC AUC of each classifier.
-
-    Raises DataError when there are fewer than ``min_samples`` samples, or fewer than
-    ``folds`` of either state (each fold needs both states to score a ROC AUC).
-    """
-    from sklearn.model_selection import StratifiedKFold, cross_validate
-
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise ConfigError(f"--folds: {folds!r} is not an integer >= 2")
-    n = int(samples.labels.size)
-    if n < min_samples:
-        raise DataError(f"classify: {n} labelled samples are too few; cross-validating a "
-                        f"classifier needs at least {min_samples}")
-    busy = int(samples.labels.sum())
-    fewest = min(busy, n - busy)
-    if fewest < folds:
-        state = "busy" if busy < n - busy else "idle"
-        raise DataError(f"classify: {fewest} {state} samples of {n} are too few for {folds}-fold "
-                        f"cross-validation; each fold needs both states (at least {folds})")
-    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    scores = []
-    x = samples.features.to_numpy(dtype=float)
-    for name in classifiers:
-        result = cross_validate(make_classifier(name, seed), x, samples.labels, cv=splitter,
-                                scoring=("accuracy", "roc_auc"), n_jobs=1)
-        accuracy, auc = result["test_accuracy"], result["test_roc_auc"]
-        scores.append(ClassifierScore(name, float(accuracy.mean()), float(accuracy.std()),
-                                      float(auc.mean()), float(auc.std())))
-    return scores
 
 
 def majority_accuracy(samples: LabelledSamples) -> float:

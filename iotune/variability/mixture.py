@@ -1,4 +1,4 @@
-r"""A two-component log-normal mixture fitted by expectation maximisation (EM).
+r"""A two-component log-normal mixture, fitted by scikit-learn's ``GaussianMixture``.
 
 Write and probe times on a shared file system are bimodal: an *idle* and a *busy* state,
 each log-normal (Wan et al., section IV.B). With ``x = ln t`` the mixture is a mixture of
@@ -6,22 +6,27 @@ two normals::
 
     f(t) = sum_k w_k / (t sigma_k sqrt(2 pi)) exp(-(ln t - mu_k)^2 / (2 sigma_k^2)),  k = idle, busy
 
-EM on ``x`` (Dempster, Laird and Rubin; Gupta and Chen, the paper's [12]):
+fitted by expectation maximisation (``sklearn.mixture.GaussianMixture``) on the
+*standardised* log-times ``z = (x - mean x) / sd x``, so that every guard below is relative
+to the spread of the data, whatever its unit:
 
-* E-step: responsibilities ``r_ik = w_k N(x_i; mu_k, sigma_k) / sum_j w_j N(x_i; mu_j, sigma_j)``;
-* M-step: ``N_k = sum_i r_ik``, ``w_k = N_k / n``, ``mu_k = sum_i r_ik x_i / N_k``,
-  ``sigma_k^2 = sum_i r_ik (x_i - mu_k)^2 / N_k`` (floored, see :data:`SIGMA_FLOOR`);
+* ``reg_covar`` :data:`REG_COVAR` is added to each variance of ``z`` at every EM step, so no
+  component can shrink onto one value (where the likelihood is infinite) while EM runs;
+* several starts: ``n_init`` :data:`N_INIT` k-means++ initialisations (seeded) and one start
+  from each split of the sorted data at :data:`QUANTILE_STARTS`; each is its own fit, so a
+  start that ends degenerate is rejected alone instead of winning on likelihood;
+* a fit is *degenerate*, and rejected, when a component's weight is below
+  :data:`MIN_WEIGHT` or its sigma below :data:`MIN_RELATIVE_SIGMA` times the spread of
+  ``x``. Of the fits that are not, the most likely wins; when every start is degenerate the
+  data show no second state and the fit is one log-normal (two identical components,
+  ``bimodal`` False).
 
-until the log-likelihood gains less than ``tol`` (relative). Several starts (splits of the
-sorted data at the 30th, 50th, 70th and 85th percentiles) guard against local optima; the
-fit with the highest likelihood wins. The component with the smaller log-median ``mu`` is
-*idle*, the other *busy*.
-
-Each component reports its weight ``w``, median ``e^mu``, mean ``e^(mu + sigma^2/2)`` and
-``sigma`` (of ``ln t``). Whether the data support two states at all is judged by BIC
-(``BIC = p ln n - 2 ln L``, ``p = 5`` for the mixture, ``2`` for one log-normal): the mixture
-is called *bimodal* when it lowers BIC by more than :data:`BIC_MARGIN` (10, "very strong"
-evidence in Kass and Raftery's scale).
+The component with the smaller median ``e^mu`` is *idle* (at equal medians, the narrower
+one), the other *busy*: busy is always the slower state. Each component reports its weight
+``w``, median ``e^mu``, mean ``e^(mu + sigma^2/2)`` and ``sigma`` (of ``ln t``). Whether the
+data support two states at all is judged by BIC (``BIC = p ln n - 2 ln L``, ``p = 5`` for
+the mixture, ``2`` for one log-normal): the mixture is called *bimodal* when it lowers BIC by
+more than :data:`BIC_MARGIN` (10, "very strong" evidence in Kass and Raftery's scale).
 """
 
 from __future__ import annotations
@@ -40,13 +45,25 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Fewest samples a mixture is fitted to (five parameters; fewer give meaningless states).
 MIN_SAMPLES = 20
-#: Smallest sigma of a component, relative to the spread of ``ln t`` (absolute 1e-6 at least),
-#: so a component cannot collapse onto one value and make the likelihood infinite.
-SIGMA_FLOOR = 1e-3
+#: Added to each variance of the standardised log-times during EM: keeps every sigma at
+#: least 1% of the data's spread while EM runs, so the likelihood stays finite.
+REG_COVAR = 1e-4
+#: Seeded k-means++ initialisations of the one fit that starts from k-means.
+N_INIT = 5
+#: Quantiles of the sorted data at which the other starts split it into idle and busy.
+QUANTILE_STARTS = (0.3, 0.5, 0.7, 0.85)
+#: Smallest weight of a component: a "state" met by fewer than 2% of the samples is an
+#: outlier or two, not a state of the file system.
+MIN_WEIGHT = 0.02
+#: Smallest sigma of a component, relative to the standard deviation of ``ln t`` over all
+#: samples: narrower components are points the fit locked onto (repeated values, ties),
+#: not states whose times vary.
+MIN_RELATIVE_SIGMA = 0.02
+#: Smallest sigma (of ``ln t``) for data without any spread (all times equal).
+MIN_ABSOLUTE_SIGMA = 1e-6
 #: BIC improvement over one log-normal needed to call the data bimodal.
 BIC_MARGIN = 10.0
 _LOG_2PI = math.log(2 * math.pi)
-_STARTS = (0.3, 0.5, 0.7, 0.85)
 
 
 @dataclass(frozen=True)
@@ -136,11 +153,14 @@ class MixtureFit:
 
 
 def fit_mixture(times: Sequence[float] | FloatArray, *, min_samples: int = MIN_SAMPLES,
-                max_iter: int = 1000, tol: float = 1e-10) -> MixtureFit:
-    """Fit the two-component log-normal mixture to positive ``times`` by EM.
+                max_iter: int = 1000, tol: float = 1e-6, seed: int = 0) -> MixtureFit:
+    """Fit the two-component log-normal mixture to positive ``times``.
 
-    Raises DataError when there are fewer than ``min_samples`` times or any is not a positive
-    finite number. Data with (almost) no spread fit as two identical components: ``bimodal``
+    ``max_iter`` and ``tol`` are GaussianMixture's (EM stops when the mean log-likelihood per
+    sample gains less than ``tol``); ``seed`` seeds the k-means++ starts, so a fit is
+    reproducible. Raises DataError when there are fewer than ``min_samples`` times or any is
+    not a positive finite number. Data with (almost) no spread, or on which every start
+    ends degenerate (see the module docstring), fit as two identical components: ``bimodal``
     is then False.
     """
     t = _positive(np.asarray(times, dtype=np.float64).ravel(), "time")
@@ -149,69 +169,69 @@ def fit_mixture(times: Sequence[float] | FloatArray, *, min_samples: int = MIN_S
         raise DataError(f"mixture: {n} samples are too few; a two-state fit needs at least "
                         f"{min_samples}")
     x = np.log(t)
-    spread = float(x.std())
-    floor = max(1e-6, SIGMA_FLOOR * spread)
-    sum_log_t = float(x.sum())
-    one_sigma = max(spread, floor)
-    loglik_one_x = float(np.sum(-math.log(one_sigma) - 0.5 * _LOG_2PI
-                                - 0.5 * ((x - x.mean()) / one_sigma) ** 2))
-    bic_one = 2 * math.log(n) - 2 * (loglik_one_x - sum_log_t)
-    if spread <= floor:
-        idle = Component("idle", 0.5, float(x.mean()), floor)
-        busy = Component("busy", 0.5, float(x.mean()), floor)
-        loglik = loglik_one_x - sum_log_t
-        return MixtureFit(idle, busy, n, loglik, 5 * math.log(n) - 2 * loglik, bic_one, 0, True)
-    best: tuple[float, FloatArray, int, bool] | None = None
-    xs = np.sort(x)
-    for q in _STARTS:
-        cut = min(max(int(q * n), 2), n - 2)
-        lower, upper = xs[:cut], xs[cut:]
-        params = np.array([cut / n, lower.mean(), max(lower.std(), floor),
-                           upper.mean(), max(upper.std(), floor)])
-        loglik_x, params, iterations, converged = _em(x, params, floor, max_iter, tol)
-        if best is None or loglik_x > best[0]:
-            best = (loglik_x, params, iterations, converged)
-    assert best is not None
-    loglik_x, (w0, mu0, s0, mu1, s1), iterations, converged = best
-    a = Component("", float(w0), float(mu0), float(s0))
-    b = Component("", float(1 - w0), float(mu1), float(s1))
-    low, high = (a, b) if a.mu <= b.mu else (b, a)
-    loglik = loglik_x - sum_log_t
+    centre, spread = float(x.mean()), float(x.std())
+    sum_x = float(x.sum())
+    if spread <= MIN_ABSOLUTE_SIGMA:
+        return _one_state(x, centre, MIN_ABSOLUTE_SIGMA, sum_x)
+    z = ((x - centre) / spread).reshape(-1, 1)
+    best: tuple[float, Any] | None = None
+    for mixture in _starts(z, max_iter, tol, seed):
+        mixture.fit(z)
+        weights = mixture.weights_.ravel()
+        sigmas = np.sqrt(mixture.covariances_.ravel())
+        if weights.min() < MIN_WEIGHT or sigmas.min() < MIN_RELATIVE_SIGMA:
+            continue
+        score = float(mixture.score(z))
+        if best is None or score > best[0]:
+            best = (score, mixture)
+    one = _one_state(x, centre, spread, sum_x)
+    if best is None:
+        return one
+    score, mixture = best
+    parts = sorted((Component("", float(w), centre + spread * float(m),
+                              spread * math.sqrt(float(c)))
+                    for w, m, c in zip(mixture.weights_.ravel(), mixture.means_.ravel(),
+                                       mixture.covariances_.ravel(), strict=True)),
+                   key=lambda c: (c.mu, c.sigma))
+    loglik = n * score - n * math.log(spread) - sum_x
     return MixtureFit(
-        Component("idle", low.weight, low.mu, low.sigma),
-        Component("busy", high.weight, high.mu, high.sigma),
-        n, loglik, 5 * math.log(n) - 2 * loglik, bic_one, iterations, converged,
+        Component("idle", parts[0].weight, parts[0].mu, parts[0].sigma),
+        Component("busy", parts[1].weight, parts[1].mu, parts[1].sigma),
+        n, loglik, 5 * math.log(n) - 2 * loglik, one.bic_one, int(mixture.n_iter_),
+        bool(mixture.converged_),
     )
 
 
-def _em(x: FloatArray, params: FloatArray, floor: float, max_iter: int,
-        tol: float) -> tuple[float, FloatArray, int, bool]:
-    """EM from ``params = [w0, mu0, sigma0, mu1, sigma1]``; returns the log-likelihood of
-    ``x``, the parameters, the iterations and whether it converged."""
-    w0, mu0, s0, mu1, s1 = (float(v) for v in params)
-    previous = -math.inf
-    current = np.asarray(params, dtype=np.float64)
-    for iteration in range(1, max_iter + 1):
-        w0 = min(max(w0, 1e-12), 1 - 1e-12)
-        l0 = math.log(w0) - math.log(s0) - 0.5 * ((x - mu0) / s0) ** 2
-        l1 = math.log(1 - w0) - math.log(s1) - 0.5 * ((x - mu1) / s1) ** 2
-        total = np.logaddexp(l0, l1)
-        loglik = float(total.sum()) - 0.5 * _LOG_2PI * x.size
-        current = np.array([w0, mu0, s0, mu1, s1])
-        if loglik - previous <= tol * abs(loglik):
-            return loglik, current, iteration, True
-        previous = loglik
-        r0 = np.exp(l0 - total)
-        r1 = 1.0 - r0
-        n0, n1 = float(r0.sum()), float(r1.sum())
-        if n0 < 1e-9 or n1 < 1e-9:  # a component emptied: one state explains everything
-            return loglik, current, iteration, True
-        w0 = n0 / x.size
-        mu0 = float(r0 @ x) / n0
-        mu1 = float(r1 @ x) / n1
-        s0 = max(math.sqrt(float(r0 @ (x - mu0) ** 2) / n0), floor)
-        s1 = max(math.sqrt(float(r1 @ (x - mu1) ** 2) / n1), floor)
-    return previous, current, max_iter, False  # the last parameters whose likelihood is known
+def _starts(z: FloatArray, max_iter: int, tol: float, seed: int) -> list[Any]:
+    """Unfitted GaussianMixtures: k-means++ (``n_init`` :data:`N_INIT`) and one per
+    quantile split of ``z``."""
+    from sklearn.mixture import GaussianMixture
+
+    common = {"n_components": 2, "covariance_type": "full", "reg_covar": REG_COVAR,
+              "max_iter": max_iter, "tol": tol, "random_state": seed}
+    starts = [GaussianMixture(n_init=N_INIT, init_params="k-means++", **common)]
+    ordered = np.sort(z.ravel())
+    n = ordered.size
+    for q in QUANTILE_STARTS:
+        cut = min(max(int(q * n), 2), n - 2)
+        lower, upper = ordered[:cut], ordered[cut:]
+        starts.append(GaussianMixture(
+            weights_init=[cut / n, 1 - cut / n],
+            means_init=[[lower.mean()], [upper.mean()]],
+            precisions_init=[[[1 / (lower.var() + REG_COVAR)]],
+                             [[1 / (upper.var() + REG_COVAR)]]], **common))
+    return starts
+
+
+def _one_state(x: FloatArray, mu: float, sigma: float, sum_x: float) -> MixtureFit:
+    """One log-normal as two identical components (``bimodal`` False)."""
+    n = x.size
+    loglik = float(np.sum(-math.log(sigma) - 0.5 * _LOG_2PI
+                          - 0.5 * ((x - mu) / sigma) ** 2)) - sum_x
+    idle = Component("idle", 0.5, mu, sigma)
+    busy = Component("busy", 0.5, mu, sigma)
+    return MixtureFit(idle, busy, n, loglik, 5 * math.log(n) - 2 * loglik,
+                      2 * math.log(n) - 2 * loglik, 0, True)
 
 
 def _positive(values: FloatArray, what: str) -> FloatArray:

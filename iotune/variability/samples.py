@@ -7,8 +7,9 @@ Two sources, as ``iotune states`` and ``iotune classify`` name them:
     probe_frame`), of one backend and one probe size: latencies of different sizes do not
     share one mixture.
 ``runs``
-    successful measurements as times relative to their configuration's median
-    (:func:`~iotune.variability.classify.relative_run_times`), of one backend.
+    successful measurements as times relative to the idle level of their configuration,
+    estimated from its *other* measurements (:func:`~iotune.variability.runs.
+    relative_run_times`), of one backend.
 
 The backend is the one asked for, else the only one in the store; several without a choice
 is a DataError, as is a store file that does not exist (StoreError).
@@ -23,14 +24,8 @@ from typing import TYPE_CHECKING, Any
 from iotune.errors import ConfigError, DataError, StoreError
 from iotune.store import Store
 from iotune.units import format_bytes
-from iotune.variability.classify import (
-    MIN_RUNS_PER_CONFIG,
-    RUN_CAMPAIGNS,
-    choose_backend,
-    probe_frame,
-    probe_records,
-    relative_run_times,
-)
+from iotune.variability.classify import choose_backend, probe_frame, probe_records
+from iotune.variability.runs import MIN_RUNS_PER_CONFIG, RUN_CAMPAIGNS, relative_run_times
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,13 +81,14 @@ def probe_samples(records: Sequence[dict[str, Any]], backend: str | None = None)
 
 def run_samples(records: Sequence[dict[str, Any]], backend: str | None = None) -> Samples:
     """The successful measurements among ``records`` of one backend, as times relative to
-    their configuration's median (configurations measured fewer than
-    :data:`~iotune.variability.classify.MIN_RUNS_PER_CONFIG` times are left out)."""
+    their configuration's leave-one-out idle level (configurations measured fewer than
+    :data:`~iotune.variability.runs.MIN_RUNS_PER_CONFIG` times are left out)."""
     runs = [r for r in records if r.get("campaign") in RUN_CAMPAIGNS and r.get("status") == "ok"]
     chosen = choose_backend(runs, backend, "measurements")
     frame = relative_run_times(r for r in runs if r.get("backend") == chosen)
-    what = (f"measured times relative to their configuration's median (backend {chosen}, "
-            f"configurations with >= {MIN_RUNS_PER_CONFIG} measurements)")
+    what = (f"measured times relative to their configuration's idle level from its other "
+            f"measurements (backend {chosen}, configurations with >= {MIN_RUNS_PER_CONFIG} "
+            "measurements)")
     return Samples("runs", frame, "relative", "rel", what, chosen)
 
 

@@ -13,13 +13,13 @@ from iotune.variability.classify import (
     CLASSIFIERS,
     LabelledSamples,
     add_window_features,
-    cross_validate_classifiers,
     future_labels,
     labelled_samples,
     majority_accuracy,
     probe_frame,
 )
 from iotune.variability.simulate import simulate_probe_trace
+from iotune.variability.validation import cross_validate_classifiers
 
 HOPPER = load_system("hopper")
 
@@ -48,10 +48,11 @@ def test_classifiers_beat_guessing_on_simulated_sessions() -> None:
 
 def test_too_few_samples_or_one_state_fail_clearly() -> None:
     samples = _samples(150, seed=2)
-    few = LabelledSamples(samples.features.iloc[:30], samples.labels[:30])
+    few = LabelledSamples(samples.features.iloc[:30], samples.labels[:30], samples.times[:30])
     with pytest.raises(DataError, match=r"^classify: 30 labelled samples are too few; .* 40"):
         cross_validate_classifiers(few)
-    idle_only = LabelledSamples(samples.features.iloc[:60], np.r_[np.zeros(58, int), [1, 1]])
+    idle_only = LabelledSamples(samples.features.iloc[:60], np.r_[np.zeros(58, int), [1, 1]],
+                                samples.times[:60])
     with pytest.raises(DataError, match=r"^classify: 2 busy samples of 60 are too few for "
                                         r"5-fold cross-validation"):
         cross_validate_classifiers(idle_only)

@@ -56,16 +56,35 @@ def test_states_sampled_labels_are_seeded(sim_store: Path) -> None:
     assert header.split(",")[-2:] == ["posterior_busy", "state"] and len(rows) == 450
 
 
-def test_classify_reports_accuracy_and_auc(sim_store: Path) -> None:
+def test_classify_scores_each_target_both_ways_with_progress(sim_store: Path) -> None:
     code, out, err = run("classify", "--store", str(sim_store), "--classifier", "svm,rf",
                          "--folds", "3", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert data["samples"] == 447 and data["horizon"] == 1
+    assert data["per_target"] and data["targets"] == ["OST0000", "OST0001", "OST0002"]
+    assert data["samples"] == 447 and data["horizon"] == 1 and data["validation"] == "both"
     assert [c["classifier"] for c in data["classifiers"]] == ["svm", "rf"]
-    for score in data["classifiers"]:
-        assert 0.5 < score["accuracy"] <= 1 and 0.5 < score["roc_auc"] <= 1
+    assert len(data["scores"]) == 6 and {r["samples"] for r in data["scores"]} == {149}
+    for row in data["scores"]:
+        assert 0.5 < row["accuracy"] <= 1 and 0.5 < row["roc_auc"] <= 1
+        assert 0 <= row["time_accuracy"] <= 1 and row["time_test_samples"] == 30
+    summary = data["classifiers"][0]
+    svm = [r["accuracy"] for r in data["scores"] if r["classifier"] == "svm"]
+    assert summary["accuracy"] == pytest.approx(sum(svm) / 3)
+    assert (summary["accuracy_min"], summary["accuracy_max"]) == (min(svm), max(svm))
     assert data["features"][:3] == ["latency", "window_mean", "window_std"]
+    steps = [line for line in err.splitlines() if line.startswith("classify [")]
+    assert len(steps) == 6 and steps[0].startswith("classify [1/6] OST0000 svm: k-fold 0.")
+    assert "time-ordered 0." in steps[0]
+
+
+def test_classify_pooled_by_time_only(sim_store: Path) -> None:
+    code, out, err = run("classify", "--store", str(sim_store), "--classifier", "rf",
+                         "--pooled", "--validation", "time", "--train-fraction", "0.6")
+    assert code == 0, err
+    assert "train on the earliest 60%, test on the rest" in out and "stratified" not in out
+    assert "targets     pooled" in out and "OST0001" not in out
+    assert err.count("classify [") == 1
 
 
 def test_placement_from_the_store_and_by_hand(sim_store: Path) -> None:
@@ -86,6 +105,8 @@ def test_placement_from_the_store_and_by_hand(sim_store: Path) -> None:
     (["placement", "--idle", "0", "--busy", "0", "--t-idle", "1", "--t-busy", "2"], 2,
      "--idle/--busy: 0 targets"),
     (["classify", "--classifier", "knn"], 2, "--classifier: 'knn' is not one of svm, rf, gb"),
+    (["classify", "--train-fraction", "1.5"], 2,
+     "--train-fraction: 1.5 is not a number between 0 and 1 (exclusive)"),
 ])
 def test_option_errors_are_one_line(args: list[str], code: int, message: str,
                                     sim_store: Path) -> None:
@@ -100,6 +121,9 @@ def test_data_errors(tmp_path: Path, sim_store: Path) -> None:
     run("probe", "--store", str(small), "--simulate", "hopper", "--rounds", "12",
         "--targets", "2")
     code, _, err = run("classify", "--store", str(small))
+    assert code == 3 and err == ("iotune: error: target OST0000: state model: 12 samples are "
+                                 "too few; fitting idle and busy states needs at least 20\n")
+    code, _, err = run("classify", "--store", str(small), "--pooled")
     assert code == 3 and "22 labelled samples are too few" in err
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(small.read_text())

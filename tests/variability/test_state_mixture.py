@@ -103,3 +103,27 @@ def test_state_model_round_trips_through_a_dict() -> None:
     assert again == model
     with pytest.raises(DataError, match="schema_version"):
         StateModel.from_dict({"mixture": {}})
+
+
+def test_guards_refuse_a_point_mass_and_a_handful_of_outliers() -> None:
+    from iotune.variability.mixture import MIN_RELATIVE_SIGMA, MIN_WEIGHT
+
+    rng = np.random.default_rng(12)
+    spread_out = np.exp(rng.normal(0.0, 0.2, 200))
+    point_mass = fit_mixture(np.r_[np.ones(100), spread_out])
+    assert not point_mass.bimodal
+    x = np.log(np.r_[np.ones(100), spread_out])
+    assert point_mass.idle.sigma >= MIN_RELATIVE_SIGMA * x.std()
+    outliers = fit_mixture(np.r_[np.exp(rng.normal(0.0, 0.1, 995)), np.full(5, 20.0)])
+    assert not outliers.bimodal or min(outliers.idle.weight, outliers.busy.weight) >= MIN_WEIGHT
+
+
+def test_busy_is_the_slower_component_and_fits_are_reproducible() -> None:
+    rng = np.random.default_rng(13)
+    # the wide component is the faster one here: busy is still the one with the larger median
+    times = np.exp(np.r_[rng.normal(-0.4, 0.4, 600), rng.normal(0.0, 0.05, 400)])
+    fit = fit_mixture(times)
+    assert fit.bimodal and fit.idle.median < fit.busy.median
+    assert fit.idle.sigma == pytest.approx(0.4, rel=0.15)
+    assert fit.busy.sigma == pytest.approx(0.05, rel=0.2)
+    assert fit_mixture(times) == fit
