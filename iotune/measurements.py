@@ -10,12 +10,16 @@ configuration, finished work, the training frame and the probes.
 A record written by one version of iotune and read by another keeps every field:
 :attr:`Measurement.record` is the record as stored, and :meth:`Measurement.to_record`
 returns it.
+
+:class:`StoreIndex` and :func:`read_dataframe` read through the store's cache
+(:mod:`iotune.store_cache`): only the partitions asked for (kernel, backend, campaign) are
+loaded, and a measurement's ``record`` is read from the journal when first used.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +28,9 @@ from iotune.store import SCHEMA_VERSION, Store
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from iotune.store_cache import Part, Snapshot
+    from iotune.store_segments import MemorySegment
 
 #: The phases of a write whose times a record may carry, ``total`` being open to close.
 PHASES = ("total", "open", "write", "close")
@@ -59,8 +66,9 @@ class Measurement:
     """One run of one configuration, as the store records it.
 
     ``ok`` runs have ``times.total`` (seconds, open to close) and a bandwidth; failed runs
-    have an ``error``. ``record`` is the stored JSON object, for fields few readers need
-    (hints in effect, file-system facts, the search's tags).
+    have an ``error``. :attr:`record` is the stored JSON object, for fields few readers
+    need (hints in effect, file-system facts, the search's tags): ``raw`` when given, else
+    what ``load`` returns, called once on first use.
     """
 
     kernel: str
@@ -78,11 +86,21 @@ class Measurement:
     error: str | None = None
     state: str | None = None
     schema_version: int = SCHEMA_VERSION
-    record: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    load: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The record as stored (read when first asked for, if it was not given)."""
+        if self.raw is None:
+            object.__setattr__(self, "raw", self.load() if self.load is not None else {})
+        assert self.raw is not None
+        return self.raw
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Measurement:
-        """The measurement of a stored record (or of a backend's record before storing)."""
+    def from_record(cls, record: Mapping[str, Any], *, keep: bool = True) -> Measurement:
+        """The measurement of a stored record (or of a backend's record before storing);
+        ``keep`` False leaves out a copy of the whole record (``record`` is then empty)."""
         result = record.get("result") or {}
         written = result.get("bytes_written")
         probe = record.get("probe") or {}
@@ -102,7 +120,7 @@ class Measurement:
             error=record.get("error"),
             state=probe.get("state") if probe else record.get("state"),
             schema_version=int(record.get("schema_version", SCHEMA_VERSION)),
-            record=dict(record),
+            raw=dict(record) if keep else {},
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -157,68 +175,127 @@ def records_to_dataframe(records: Iterable[Mapping[str, Any]], include_failed: b
     return frame_of((Measurement.from_record(r) for r in records), include_failed)
 
 
-def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False
-                   ) -> pd.DataFrame:
-    """The store at ``path`` as a DataFrame, one row per (successful) measurement.
+def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False, *,
+                   kernel: str | None = None, use_cache: bool = True) -> pd.DataFrame:
+    """The store at ``path`` as a DataFrame, one row per (successful) measurement (only of
+    ``kernel`` if given), in store order: the frame :func:`records_to_dataframe` makes of
+    the store's records, read through the cache unless ``use_cache`` is False.
 
     Raises StoreError when there is no store at ``path``.
     """
+    from iotune.store_cache import open_snapshot
+    from iotune.store_views import all_rows, ok_rows, rows_frame
+
     store = Store(path)
     if not store.exists():
         raise StoreError(f"store {store.path}: no such file")
-    return records_to_dataframe(store.iter_records(), include_failed=include_failed)
+    snapshot = open_snapshot(store.path, use_cache=use_cache)
+    return rows_frame(snapshot.parts(kernel=kernel), all_rows if include_failed else ok_rows)
 
 
 class StoreIndex:
-    """Every measurement of one store, read once, kept current as this process appends.
+    """Every measurement of one store as it was when the index was made, kept current as
+    this process appends (records other processes append later are not seen).
 
-    Answers by backend and campaign; storage-probe rounds (``campaign: probe``, see
-    :mod:`iotune.variability.probe`) are kept apart in :attr:`probes`.
+    Answers by kernel, backend and campaign, reading only those partitions of the store's
+    cache; storage-probe rounds (``campaign: probe``, see :mod:`iotune.variability.probe`)
+    and other records without a kernel are kept apart in :attr:`probes`.
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.measurements: list[Measurement] = []
-        self.probes: list[dict[str, Any]] = []
-        for record in store.iter_records():
-            self._add(record)
+    def __init__(self, store: Store, *, use_cache: bool = True) -> None:
+        from iotune.store_cache import open_snapshot
 
-    def _add(self, record: dict[str, Any]) -> Measurement | None:
-        if record.get("campaign") == "probe" or "kernel" not in record:
-            self.probes.append(record)
-            return None
-        measurement = Measurement.from_record(record)
-        self.measurements.append(measurement)
-        return measurement
+        self.store = store
+        self.snapshot: Snapshot = open_snapshot(store.path, use_cache=use_cache)
+        self.appended: list[Measurement] = []
+        self._all: list[Measurement] | None = None
+        self._probes: list[dict[str, Any]] | None = None
+        self._tail: MemorySegment | None = None
+
+    @property
+    def measurements(self) -> list[Measurement]:
+        """Every measurement, in store order."""
+        if self._all is None:
+            self._all = self.select()
+        return [*self._all, *self.appended]
+
+    @property
+    def probes(self) -> list[dict[str, Any]]:
+        """Every record that is not a measurement (probe rounds), in store order."""
+        from iotune.store_segments import OTHER
+        from iotune.store_views import records_at
+
+        if self._probes is None:
+            self._probes = records_at(self.snapshot.journal, self.snapshot.parts(OTHER))
+        return self._probes
 
     def append(self, record: dict[str, Any]) -> Measurement:
         """Store ``record`` durably and index it; the measurement as written."""
-        written = self.store.append(record)
-        measurement = self._add(written)
-        assert measurement is not None, "only measurements are appended through the index"
+        if record.get("campaign") == "probe" or "kernel" not in record:
+            raise ValueError("only measurements are appended through the index")
+        measurement = Measurement.from_record(self.store.append(record))
+        self.appended.append(measurement)
+        self._tail = None
         return measurement
 
     def __iter__(self) -> Iterator[Measurement]:
         return iter(self.measurements)
 
-    def select(self, *, kernel: str | None = None, backend: str | None = None,
-               campaign: str | None = None) -> list[Measurement]:
-        """Measurements matching every given field, in store order."""
-        return [m for m in self.measurements
+    def _parts(self, *, kernel: str | None = None, backend: str | None = None,
+               campaign: str | None = None) -> list[Part]:
+        return self.snapshot.parts(kernel=kernel, backend=backend, campaign=campaign)
+
+    def _appended(self, *, kernel: str | None = None, backend: str | None = None,
+                  campaign: str | None = None) -> list[Measurement]:
+        return [m for m in self.appended
                 if (kernel is None or m.kernel == kernel)
                 and (backend is None or m.backend == backend)
                 and (campaign is None or m.campaign == campaign)]
 
-    def by_key(self, *, backend: str, campaign: str) -> dict[str, list[Measurement]]:
-        """Measurements of ``backend`` in ``campaign`` grouped by configuration key."""
-        out: dict[str, list[Measurement]] = {}
-        for m in self.select(backend=backend, campaign=campaign):
-            out.setdefault(m.config_key, []).append(m)
-        return out
+    def select(self, *, kernel: str | None = None, backend: str | None = None,
+               campaign: str | None = None) -> list[Measurement]:
+        """Measurements matching every given field, in store order."""
+        from iotune.store_views import measurements_of
+
+        if self._all is not None and kernel is None and backend is None and campaign is None:
+            return self.measurements
+        filters = {"kernel": kernel, "backend": backend, "campaign": campaign}
+        return [*measurements_of(self.snapshot.journal, self._parts(**filters)),
+                *self._appended(**filters)]
+
+    def by_key(self, *, backend: str, campaign: str) -> Mapping[str, list[Measurement]]:
+        """Measurements of ``backend`` in ``campaign`` grouped by configuration key, as they
+        are now (later appends are not added); a group is read when first asked for."""
+        from iotune.store_views import KeyedMeasurements
+
+        return KeyedMeasurements(self.snapshot.journal,
+                                 self._parts(backend=backend, campaign=campaign),
+                                 self._appended(backend=backend, campaign=campaign))
 
     def training_frame(self, kernel: str, backend: str) -> pd.DataFrame:
-        """Successful measurements of ``kernel`` by ``backend`` (every campaign), flat."""
-        return frame_of(self.select(kernel=kernel, backend=backend))
+        """Successful measurements of ``kernel`` by ``backend`` (every campaign), flat: the
+        frame :func:`frame_of` makes of them."""
+        from iotune.store_cache import Part
+        from iotune.store_views import rows_frame
+
+        parts = self._parts(kernel=kernel, backend=backend)
+        if self.appended:
+            tail = self._tail_segment()
+            parts += [Part(tail, i, info) for i, info in enumerate(tail.partitions)
+                      if info.key[1:3] == (kernel, backend)]
+        return rows_frame(parts)
+
+    def _tail_segment(self) -> MemorySegment:
+        """The measurements this index appended, as a segment after the snapshot's."""
+        import json
+
+        from iotune.store_segments import build_segment
+
+        if self._tail is None:
+            data = b"".join(json.dumps(m.record, sort_keys=True, default=str).encode() + b"\n"
+                            for m in self.appended)
+            self._tail = build_segment(data, self.snapshot.end, self.snapshot.records)
+        return self._tail
 
 
 def _number(value: Any) -> float | None:

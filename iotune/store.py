@@ -7,6 +7,15 @@ on disk or absent. A line cut short by a crash (``kill -9`` mid-write) is ignore
 sealed with a newline by the next append, so later records stay readable.
 
 A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``.
+
+The journal is the only truth. Readers (``tune``, ``train``, ``results``, ``report``) go
+through a cache derived from it, a directory beside the journal named after it with
+``.cache`` added (``store.jsonl.cache/``, or ``measurements.jsonl.cache/`` in a store
+directory): columnar segment files, each covering a byte range of the journal and
+partitioned by kernel, backend and campaign, so a reader loads only what it asks for. A
+reader brings the cache up to date by parsing only the journal bytes after what it covers,
+rebuilds it when the journal was replaced, truncated or rewritten, and never needs it:
+deleting the directory costs one full parse. See :mod:`iotune.store_cache`.
 """
 
 from __future__ import annotations

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import os
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
+import numpy as np
 import pandas as pd
 
 from iotune import __version__
@@ -29,6 +30,9 @@ from iotune.errors import DataError, StoreError
 from iotune.measurements import Measurement
 from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.store import PROVENANCE, Store, now_iso
+from iotune.store_cache import Part, Snapshot, open_snapshot
+from iotune.store_segments import MEASUREMENT, OTHER
+from iotune.store_views import light_records, records_at, rows_frame, timed_ok_rows
 
 #: Order in which backends appear in a report.
 BACKEND_ORDER = ("mpi", "sim", "replay")
@@ -233,8 +237,47 @@ class Dataset:
         return [c for c in self.frame.columns if is_setting_column(str(c))]
 
 
-def read_records(store_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every record of the store in file order.
+class StoreRecords(Sequence[Mapping[str, Any]]):
+    """The records of a store as a report reads them: through the store's cache
+    (:mod:`iotune.store_cache`), so counting kernels and building one kernel's datasets
+    read only the columns they need; indexing or iterating reads whole records from the
+    journal."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._records: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return self.snapshot.records
+
+    def _all(self) -> list[dict[str, Any]]:
+        if self._records is None:
+            self._records = records_at(self.snapshot.journal, self.snapshot.parts(None))
+        return self._records
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return iter(self._all())
+
+    def kernel_counts(self) -> dict[str, int]:
+        """Records per kernel (``None`` for records without one), from partition sizes."""
+        counts: dict[str, int] = {}
+        for part in self.snapshot.parts(None):
+            if part.info.kind in (MEASUREMENT, OTHER):
+                counts[part.info.key[1]] = counts.get(part.info.key[1], 0) + part.info.rows
+        return counts
+
+
+def read_records(store_path: str | os.PathLike[str]) -> StoreRecords:
+    """Every record of the store in file order (read through its cache).
 
     StoreError when there is no store there; DataError when it holds no iotune record.
     """
@@ -242,21 +285,28 @@ def read_records(store_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not store.exists():
         raise StoreError(f"store {store.path}: no such file; pass --store PATH or -c CONFIG "
                          "(run 'iotune train' or 'iotune tune' to make one)")
-    records = store.records()
-    if not records:
+    records = StoreRecords(open_snapshot(store.path))
+    if not len(records):
         raise DataError(f"store {store.path}: no iotune measurements in it (empty, or not an "
                         "iotune store); run 'iotune train' or 'iotune tune' first")
     return records
+
+
+def _kernel_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    if isinstance(records, StoreRecords):
+        return records.kernel_counts()
+    counts: dict[str, int] = {}
+    for record in records:
+        name = str(record.get("kernel"))
+        counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def choose_kernel(records: Iterable[Mapping[str, Any]], *, kernel: str | None,
                   tuned_kernel: str | None, config_kernel: str | None, store: str) -> str:
     """The kernel to report on: ``--kernel``, else the tuned file's, else the config's
     (when the store has it), else the store's only kernel. DataError otherwise."""
-    counts: dict[str, int] = {}
-    for record in records:
-        name = str(record.get("kernel"))
-        counts[name] = counts.get(name, 0) + 1
+    counts = _kernel_counts(records)
     known = ", ".join(sorted(counts))
     for wanted, where in ((kernel, "--kernel"), (tuned_kernel, "the tuned file's kernel")):
         if wanted:
@@ -279,6 +329,8 @@ def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str
     ``first_backend`` (e.g. the tuned file's) comes first; then mpi, sim, replay.
     DataError when the kernel has no successful measurement at all.
     """
+    if isinstance(records, StoreRecords):
+        return _cached_datasets(records.snapshot, kernel, store, first_backend)
     mine = [(i, r) for i, r in enumerate(records) if r.get("kernel") == kernel]
     backends = sorted({str(r.get("backend")) for _, r in mine},
                       key=lambda b: (b != first_backend, _backend_rank(b), b))
@@ -293,6 +345,46 @@ def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str
         failed = len(mine)
         raise DataError(f"store {store}: none of the {failed} measurement(s) of kernel "
                         f"'{kernel}' succeeded; see 'iotune results --failed'")
+    return datasets
+
+
+def _cached_datasets(snapshot: Snapshot, kernel: str, store: str,
+                     first_backend: str | None) -> list[Dataset]:
+    """:func:`build_datasets` from the cache's partitions of ``kernel``, one backend at a
+    time, reading only the columns a dataset shows."""
+    mine = snapshot.parts(MEASUREMENT, kernel=kernel)
+    backends = sorted({part.info.key[2] for part in mine},
+                      key=lambda b: (b != first_backend, _backend_rank(b), b))
+    datasets = []
+    for backend in backends:
+        parts = [part for part in mine if part.info.key[2] == backend]
+        ok = [(part, timed_ok_rows(part)) for part in parts]
+        runs = sum(len(rows) for _, rows in ok)
+        if not runs:
+            continue
+
+        def column(name: str, ok: list[tuple[Part, np.ndarray]] = ok) -> list[Any]:
+            return [v for part, rows in ok for v in part.piece(name).take(rows).values()]
+
+        campaigns: dict[str, int] = {}
+        for name in column("campaign"):
+            campaigns[str(name)] = campaigns.get(str(name), 0) + 1
+        stamps = sorted(str(stamp) for stamp in column("recorded_at") if stamp)
+        provenance = Provenance(
+            kernel=kernel, backend=backend,
+            systems=tuple(sorted({str(system) for system in column("system") if system})),
+            runs=runs, failed=sum(part.info.rows for part in parts) - runs,
+            campaigns=tuple(sorted(campaigns.items())),
+            first_recorded=stamps[0] if stamps else None,
+            last_recorded=stamps[-1] if stamps else None, store=store)
+        frame = rows_frame(parts, timed_ok_rows, order_column=True)
+        tune_records = light_records([part for part in parts if part.info.key[3] == "tune"])
+        datasets.append(Dataset(provenance, frame, scale_tunes(tune_records),
+                                search_sessions(tune_records)))
+    if not datasets:
+        raise DataError(f"store {store}: none of the {sum(p.info.rows for p in mine)} "
+                        f"measurement(s) of kernel '{kernel}' succeeded; see 'iotune results "
+                        "--failed'")
     return datasets
 
 

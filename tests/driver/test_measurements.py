@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from iotune import store_cache
 from iotune.cli.main import cli
 from iotune.measurements import Measurement, PhaseTimes, StoreIndex
 from iotune.store import Store
@@ -55,7 +56,7 @@ def test_the_index_groups_by_configuration_and_keeps_probes_apart(tmp_path):
     assert "d" in index.by_key(backend="replay", campaign="tune")
 
 
-def test_one_tune_reads_the_store_file_once(tmp_path, monkeypatch):
+def test_one_tune_reads_the_store_once_through_its_cache(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a bare directory: the built-in config, ./iotune-store.jsonl
     data = tmp_path / "landscape.csv"
     rows = [{"cores": 4, "stripe_count": c, "stripe_size": s * 2**20, "write_time": 1 + c / s}
@@ -64,19 +65,23 @@ def test_one_tune_reads_the_store_file_once(tmp_path, monkeypatch):
     pd.DataFrame(rows).to_csv(data, index=False)
     store = tmp_path / "iotune-store.jsonl"
     Store(store).append(_record("old", 9.0))  # something to read
-    reads: list[Path] = []
-    original = Store.iter_records
+    snapshots: list[Path] = []
+    original = store_cache.open_snapshot
 
-    def counted(self: Store):
-        reads.append(self.path)
-        return original(self)
+    def counted(path, **options):
+        snapshots.append(Path(path))
+        return original(path, **options)
 
-    monkeypatch.setattr(Store, "iter_records", counted)
+    def parsed(self: Store):
+        raise AssertionError("a tune parses no line through Store.iter_records")
+
+    monkeypatch.setattr(store_cache, "open_snapshot", counted)
+    monkeypatch.setattr(Store, "iter_records", parsed)
     result = CliRunner().invoke(cli, [
         "tune", "--backend", "replay", "--replay-data", str(data), "--cores", "4",
         "--budget", "6", "--strategy", "random"])
     assert result.exit_code == 0, result.output
-    assert reads == [store]
+    assert snapshots == [store]
 
 
 def test_run_on_replay_prints_its_record(tmp_path, monkeypatch):

@@ -1,0 +1,275 @@
+"""Segments of the store cache: the records of one byte range of the journal, by partition.
+
+A segment covers the complete lines of the journal from byte ``start`` to byte ``end`` and
+keeps, for every record there, a row in one partition:
+
+- measurements (records with a kernel, not probe rounds) are partitioned by kernel, backend
+  and campaign (as :class:`~iotune.measurements.Measurement` reads them), so a reader loads
+  only the partitions it asks for; a row holds the record's identity columns, settings,
+  params, phase times, bandwidth, bytes, state and the few fields readers ask for by name
+  (``tune_id``, ``strategy``, ``elapsed_s``);
+- every other record (probe rounds, foreign records) is a row of byte offsets only;
+- every row has ``@offset`` and ``@length`` (where its line is in the journal, to read the
+  whole record when asked) and ``@seq`` (its position among the store's records).
+
+On disk a segment is one ``.seg`` file (see :class:`FileSegment`): a JSON header (range,
+record count, identity of the journal it was read from, partitions and their columns) and
+plain numeric arrays (no pickle; see :mod:`iotune.store_columns`). It is written to a
+temporary name and renamed into place, so a reader sees a whole segment or none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iotune.store_columns import ABSENT, Piece, encode
+
+#: Version of the segment layout; a segment of another version is ignored and removed.
+FORMAT = 1
+MEASUREMENT, OTHER, UNREADABLE = "m", "p", "x"
+ROW_COLUMNS = ("@offset", "@length", "@seq")
+#: Fields kept by name beside the measurement's own (readers ask for them).
+EXTRA_FIELDS = ("tune_id", "strategy", "elapsed_s")
+
+PartitionKey = tuple[str, str, str, str]
+
+
+@dataclass
+class Partition:
+    """One partition of a segment: ``key`` (kind, kernel, backend, campaign), its rows."""
+
+    key: PartitionKey
+    rows: int
+    columns: list[str]
+
+    @property
+    def kind(self) -> str:
+        return self.key[0]
+
+
+def measurement_columns() -> tuple[str, ...]:
+    from iotune.measurements import IDENTITY_COLUMNS
+
+    return (*ROW_COLUMNS, *IDENTITY_COLUMNS, "@settings", "@params", "@total", "@open",
+            "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
+            *(f"@{name}" for name in EXTRA_FIELDS))
+
+
+def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
+    """The partition of ``record`` and the values it keeps, in the order of
+    :func:`measurement_columns` after the row columns (none for other records)."""
+    from iotune.measurements import IDENTITY_COLUMNS, Measurement
+
+    if record.get("campaign") == "probe" or "kernel" not in record:
+        return (OTHER, str(record.get("kernel")), str(record.get("backend", "")),
+                str(record.get("campaign") or "")), ()
+    try:
+        m = Measurement.from_record(record, keep=False)
+    except (TypeError, ValueError, AttributeError):
+        return (UNREADABLE, "", "", ""), ()
+    times = m.times
+    return (MEASUREMENT, m.kernel, m.backend, m.campaign), (
+        *(record.get(key) for key in IDENTITY_COLUMNS), m.settings, m.params, times.total,
+        times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
+        m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS))
+
+
+class Segment:
+    """The interface of a segment, in memory or in a file."""
+
+    start: int
+    end: int
+    first_seq: int
+    records: int
+    identity: dict[str, Any]
+    partitions: list[Partition]
+    #: True when the segment is in a file of the cache.
+    stored: bool = False
+
+    def piece(self, partition: int, column: str) -> Piece:
+        """Column ``column`` of partition number ``partition`` (absent if it has none)."""
+        raise NotImplementedError
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class MemorySegment(Segment):
+    """A segment just read from the journal."""
+
+    start: int
+    end: int
+    first_seq: int
+    records: int
+    partitions: list[Partition]
+    pieces: list[dict[str, Piece]]
+    identity: dict[str, Any] = field(default_factory=dict)
+
+    def piece(self, partition: int, column: str) -> Piece:
+        found = self.pieces[partition].get(column)
+        return found if found is not None else Piece.absent(self.partitions[partition].rows)
+
+
+def build_segment(data: bytes, start: int, first_seq: int) -> MemorySegment:
+    """The segment of journal bytes ``data`` (complete lines) read from offset ``start``,
+    its first record being number ``first_seq`` of the store.
+
+    Lines that are not JSON objects with a ``schema_version`` are skipped, as
+    :meth:`iotune.store.Store.iter_records` skips them.
+    """
+    tables: dict[PartitionKey, list[tuple[Any, ...]]] = {}
+    offset, seq = start, first_seq
+    for line in data.split(b"\n")[:-1]:
+        length = len(line) + 1
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and "schema_version" in record:
+            key, values = row_of(record)
+            rows = tables.get(key)
+            if rows is None:
+                rows = tables[key] = []
+            rows.append((offset, length, seq, *values))
+            seq += 1
+        offset += length
+    partitions, pieces = [], []
+    for key, rows in tables.items():
+        names = measurement_columns() if key[0] == MEASUREMENT else ROW_COLUMNS
+        partitions.append(Partition(key, len(rows), list(names)))
+        pieces.append({name: encode(values)
+                       for name, values in zip(names, zip(*rows, strict=True), strict=True)})
+    return MemorySegment(start, offset, first_seq, seq - first_seq, partitions, pieces)
+
+
+MAGIC = b"IOTUNSEG"
+#: The only dtypes a segment file may hold (no object arrays: nothing is unpickled).
+DTYPES = frozenset(("<i8", "<f8", "<i4", "|i1", "|u1"))
+
+
+class FileSegment(Segment):
+    """A segment read from its file; columns are loaded when first asked for.
+
+    The file: ``MAGIC``, the header's length (8 bytes, little-endian), the header (JSON:
+    range, identity, partitions, and ``arrays``: name -> [dtype, count, offset]), then the
+    arrays' bytes. The file stays open, so it stays readable if another process removes it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.stored = True
+        self._handle = path.open("rb")
+        try:
+            start = self._handle.read(16)
+            if len(start) != 16 or start[:8] != MAGIC:
+                raise ValueError(f"{path.name}: not a segment file")
+            size = int.from_bytes(start[8:], "little")
+            meta = json.loads(self._handle.read(size))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"segment format {meta.get('format')}")
+            self.start, self.end = int(meta["start"]), int(meta["end"])
+            self.first_seq, self.records = int(meta["first_seq"]), int(meta["records"])
+            self.identity = dict(meta["identity"])
+            self.partitions = [Partition(tuple(p["key"]), int(p["rows"]), list(p["columns"]))
+                               for p in meta["partitions"]]
+            self._arrays: dict[str, list[Any]] = dict(meta["arrays"])
+            self._data = 16 + size
+        except Exception:
+            self._handle.close()
+            raise
+        self._loaded: dict[tuple[int, str], Piece] = {}
+
+    def _array(self, name: str) -> np.ndarray:
+        dtype, count, offset = self._arrays[name]
+        if dtype not in DTYPES:
+            raise ValueError(f"{self.path.name}: array {name} of dtype {dtype}")
+        kind = np.dtype(dtype)
+        data = os.pread(self._handle.fileno(), kind.itemsize * count, self._data + offset)
+        if len(data) != kind.itemsize * count:
+            raise ValueError(f"{self.path.name}: cut short")
+        return np.frombuffer(data, dtype=kind)
+
+    def piece(self, partition: int, column: str) -> Piece:
+        found = self._loaded.get((partition, column))
+        if found is not None:
+            return found
+        info = self.partitions[partition]
+        if column not in info.columns:
+            return Piece.absent(info.rows)
+        prefix = f"{partition}.{info.columns.index(column)}."
+        arrays = {suffix: self._array(prefix + suffix) for suffix in "nmku"
+                  if prefix + suffix in self._arrays}
+        piece = self._loaded[(partition, column)] = Piece.from_arrays(info.rows, arrays)
+        return piece
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+#: What reading a damaged or foreign segment file may raise.
+SEGMENT_ERRORS = (OSError, ValueError, KeyError, TypeError, IndexError)
+
+
+def write_segment(segment: MemorySegment, path: Path) -> None:
+    """Write ``segment`` to ``path`` atomically (a temporary file in the same directory,
+    then ``os.replace``). OSError when the directory cannot be written."""
+    arrays: dict[str, np.ndarray] = {}
+    for i, (info, pieces) in enumerate(zip(segment.partitions, segment.pieces, strict=True)):
+        for j, name in enumerate(info.columns):
+            for suffix, array in pieces[name].arrays().items():
+                arrays[f"{i}.{j}.{suffix}"] = np.ascontiguousarray(
+                    array, dtype=array.dtype.newbyteorder("<"))
+    table, offset = {}, 0
+    for name, array in arrays.items():
+        table[name] = [array.dtype.str, len(array), offset]
+        offset += -(-array.nbytes // 8) * 8
+    meta = {"format": FORMAT, "start": segment.start, "end": segment.end,
+            "first_seq": segment.first_seq, "records": segment.records,
+            "identity": segment.identity,
+            "partitions": [{"key": list(p.key), "rows": p.rows, "columns": p.columns}
+                           for p in segment.partitions], "arrays": table}
+    header = json.dumps(meta).encode()
+    temporary = path.parent / f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}.seg"
+    try:
+        with temporary.open("wb") as handle:
+            handle.write(MAGIC + len(header).to_bytes(8, "little") + header)
+            for array in arrays.values():
+                data = array.tobytes()
+                handle.write(data + b"\0" * (-len(data) % 8))
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+#: Name prefix of segment files being written (a crash may leave one behind).
+TEMP_PREFIX = ".tmp-"
+
+
+def segment_name(start: int, end: int) -> str:
+    return f"v{FORMAT}-{start:016x}-{end:016x}.seg"
+
+
+def parse_segment_name(name: str) -> tuple[int, int] | None:
+    """(start, end) of a segment file name of this format, else None."""
+    parts = name.removesuffix(".seg").split("-")
+    if not name.endswith(".seg") or len(parts) != 3 or parts[0] != f"v{FORMAT}":
+        return None
+    try:
+        return int(parts[1], 16), int(parts[2], 16)
+    except ValueError:
+        return None
+
+
+def total_records(segments: Iterable[Segment]) -> int:
+    return sum(s.records for s in segments)

@@ -1,0 +1,348 @@
+"""What readers get from a store snapshot: measurements, flat frames, light records.
+
+Everything here reads the columns of the partitions it is given (see
+:mod:`iotune.store_cache`), never the whole store:
+
+- :func:`rows_frame` is the frame :func:`iotune.measurements.frame_of` makes of the same
+  measurements (same columns in the same order, same values and dtypes), in store order;
+- :func:`measurements_of` and :class:`KeyedMeasurements` give
+  :class:`~iotune.measurements.Measurement` values whose ``record`` is read from the journal
+  on first use;
+- :func:`light_records` gives, for the report, the fields of records it reads by name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from iotune.measurements import IDENTITY_COLUMNS, Measurement, PhaseTimes
+from iotune.store_cache import Part
+from iotune.store_columns import ABSENT, NULL, NUMBER, Piece, combine, encode
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The columns :meth:`Measurement.row` adds after settings and params, from cached fields.
+RESULT_COLUMNS = {"write_time": "@total", "open_time": "@open", "write_phase_time": "@write",
+                  "close_time": "@close", "bandwidth_mib_s": "@bandwidth",
+                  "bytes_written": "@bytes", "file_size_gib": "@bytes"}
+GIB = 2**30
+_IDENTITY = frozenset(IDENTITY_COLUMNS)
+
+RowFilter = Callable[[Part], np.ndarray]
+
+
+def all_rows(part: Part) -> np.ndarray:
+    return np.arange(part.info.rows)
+
+
+def ok_rows(part: Part) -> np.ndarray:
+    """Rows whose status is ``ok`` (what :func:`~iotune.measurements.frame_of` keeps)."""
+    return np.flatnonzero(equals(part.piece("status"), "ok"))
+
+
+def timed_ok_rows(part: Part) -> np.ndarray:
+    """Rows whose status is ``ok`` and whose total time is positive (what a report plots)."""
+    total = part.piece("@total")
+    times = (np.zeros(part.info.rows) if total.numbers is None
+             else np.where(total.nulls == NUMBER, total.numbers, 0.0)
+             if total.nulls is not None else total.numbers)
+    return np.flatnonzero(equals(part.piece("status"), "ok") & (times > 0))
+
+
+def equals(piece: Piece, value: Any) -> np.ndarray:
+    """A mask of the values of ``piece`` equal to ``value`` (a string)."""
+    if piece.codes is None or piece.uniques is None:
+        return np.zeros(piece.n, dtype=bool)
+    codes = [i for i, u in enumerate(piece.uniques) if isinstance(u, str) and u == value]
+    return np.isin(piece.codes, codes)
+
+
+def _selection(parts: Sequence[Part], rows: RowFilter) -> tuple[list[tuple[Part, np.ndarray]],
+                                                               np.ndarray]:
+    """The chosen rows of each part and the order that puts them in store order."""
+    chosen = [(part, picked) for part in parts if len(picked := rows(part))]
+    if not chosen:
+        return [], np.zeros(0, dtype=np.int64)
+    seqs = np.concatenate([_seq(part)[picked] for part, picked in chosen])
+    return chosen, np.argsort(seqs, kind="stable")
+
+
+def _seq(part: Part) -> np.ndarray:
+    numbers = part.piece("@seq").numbers
+    assert numbers is not None
+    return numbers
+
+
+def _column(pieces: list[Piece], order: np.ndarray) -> np.ndarray | list[Any]:
+    values = combine(pieces)
+    if isinstance(values, np.ndarray):
+        return values[order]
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array[order].tolist()
+
+
+def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: bool = False
+               ) -> pd.DataFrame:
+    """The flat rows (:meth:`Measurement.row`) of the chosen rows of ``parts``, in store
+    order; with ``order_column``, an ``order`` column last (the record's position)."""
+    import pandas as pd
+
+    chosen, order = _selection(parts, rows)
+    if not chosen:
+        return pd.DataFrame([])
+    columns: dict[str, list[Piece]] = {name: [] for name in IDENTITY_COLUMNS}
+    expanded: list[dict[str, Piece]] = []
+    firsts: list[tuple[int, list[str]]] = []
+    for part, picked in chosen:
+        for name in IDENTITY_COLUMNS:
+            columns[name].append(part.piece(name).take(picked))
+        settings, params = part.piece("@settings").take(picked), part.piece("@params").take(picked)
+        keyed, seen = _expand(settings, params, _seq(part)[picked])
+        expanded.append(keyed)
+        firsts.extend(seen)
+    trailing = [*RESULT_COLUMNS, *(["order"] if order_column else [])]
+    ordered = _first_seen(firsts, trailing)
+    data: dict[str, Any] = {}
+    for name in ordered:
+        if name in RESULT_COLUMNS:
+            pieces = [_result(name, part.piece(RESULT_COLUMNS[name]).take(picked))
+                      for part, picked in chosen]
+        elif name == "order":
+            pieces = [Piece(len(picked), numbers=_seq(part)[picked]) for part, picked in chosen]
+        else:
+            pieces = [_override(keyed.get(name), columns[name][i] if name in columns else None,
+                                len(chosen[i][1]))
+                      for i, keyed in enumerate(expanded)]
+        data[name] = _column(pieces, order)
+    return pd.DataFrame(data)
+
+
+def _first_seen(firsts: list[tuple[int, list[str]]], trailing: list[str]) -> list[str]:
+    """Columns in order of first appearance, as ``pd.DataFrame`` orders a list of rows:
+    the first row's keys, then each key new in a later row at the end."""
+    names: dict[str, None] = {}
+    for _, keys in sorted(firsts, key=lambda item: item[0]):
+        if not names:  # the first row
+            names.update(dict.fromkeys(IDENTITY_COLUMNS))
+            names.update((k, None) for k in keys)
+            names.update(dict.fromkeys(trailing))
+        else:
+            names.update((k, None) for k in keys if k not in names)
+    return list(names)
+
+
+def _expand(settings: Piece, params: Piece, seqs: np.ndarray
+            ) -> tuple[dict[str, Piece], list[tuple[int, list[str]]]]:
+    """Settings and params as one piece per name (params over settings, as a row has them),
+    and, per distinct (settings, params), its first position and its names in row order."""
+    s_codes, p_codes = _codes(settings), _codes(params)
+    s_values, p_values = settings.uniques or [], params.uniques or []
+    pairs = s_codes.astype(np.int64) * (len(p_values) + 1) + p_codes
+    combos, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
+    seen = []
+    mappings: dict[str, list[int]] = {}
+    uniques: dict[str, list[Any]] = {}
+    p_count = len(p_values) + 1
+    for i, (combo, at) in enumerate(zip(combos.tolist(), first.tolist(), strict=True)):
+        s_code, p_code = divmod(combo, p_count)
+        s = s_values[s_code] if 0 <= s_code < len(s_values) else {}
+        p = p_values[p_code] if p_code < len(p_values) else {}
+        s, p = s if isinstance(s, dict) else {}, p if isinstance(p, dict) else {}
+        keys = [k for k in s if k not in _IDENTITY]
+        keys += [k for k in p if k not in s and k not in _IDENTITY]
+        seen.append((int(seqs[at]), keys))
+        for name, value in {**s, **p}.items():
+            mapping = mappings.get(name)
+            if mapping is None:
+                mapping = mappings[name] = [-1] * len(combos)
+                uniques[name] = []
+            mapping[i] = len(uniques[name])
+            uniques[name].append(value)
+    rows = inverse.reshape(-1)
+    keyed = {name: Piece(len(rows), codes=np.array(mapping, dtype=np.int32)[rows],
+                         uniques=uniques[name]) for name, mapping in mappings.items()}
+    return keyed, seen
+
+
+def _codes(piece: Piece) -> np.ndarray:
+    """Codes of a dict piece (-1 where absent, treated as an empty mapping)."""
+    if piece.codes is None:
+        return np.full(piece.n, -1, dtype=np.int32)
+    return piece.codes
+
+
+def _override(setting: Piece | None, identity: Piece | None, n: int) -> Piece:
+    """The column of a row key: a setting or param where the row has one, else the record's
+    identity field (when the name is one), else absent."""
+    if setting is None:
+        return identity if identity is not None else Piece.absent(n)
+    if identity is None:
+        return setting
+    assert setting.codes is not None
+    values = np.where(setting.codes >= 0, setting.objects(absent=None),
+                      identity.objects(absent=None)).tolist()
+    return encode(values)
+
+
+def _result(name: str, piece: Piece) -> Piece:
+    """A result column of :meth:`Measurement.row` from the cached field it comes from."""
+    if name != "file_size_gib":
+        return piece
+    if piece.numbers is None:
+        return Piece(piece.n, codes=np.zeros(piece.n, dtype=np.int32), uniques=[None])
+    valid = piece.numbers != 0
+    if piece.nulls is not None:
+        valid &= piece.nulls == NUMBER
+    if not valid.any():
+        return Piece(piece.n, codes=np.zeros(piece.n, dtype=np.int32), uniques=[None])
+    nulls = None if valid.all() else np.where(valid, NUMBER, NULL).astype(np.int8)
+    return Piece(piece.n, numbers=piece.numbers / GIB, nulls=nulls)
+
+
+def measurements_of(journal: Path, parts: Sequence[Part], rows: RowFilter = all_rows
+                    ) -> list[Measurement]:
+    """The measurements of the chosen rows of ``parts``, in store order.
+
+    Settings and params dicts are shared between measurements of the same configuration
+    (read them, do not change them); ``record`` is read from the journal when first used.
+    """
+    out: list[tuple[int, Measurement]] = []
+    for part, picked in _selection(parts, rows)[0]:
+        out.extend(_build(journal, part, picked))
+    out.sort(key=lambda item: item[0])
+    return [m for _, m in out]
+
+
+FIELDS = ("cores", "config_key", "rep", "status", "error", "@settings", "@params", "@total",
+          "@open", "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
+          "@offset", "@length", "@seq")
+
+
+def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int, Measurement]]:
+    _kind, kernel, backend, campaign = part.info.key
+    columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist() for name in FIELDS]
+    for (cores, key, rep, status, error, settings, params, total, open_, write, close, bw,
+         written, schema, state, offset, length, seq) in zip(*columns, strict=True):
+        yield seq, Measurement(
+            kernel=kernel, cores=int(_value(cores) or 0), backend=backend,
+            status="" if status is ABSENT else str(status),
+            settings=settings if isinstance(settings, dict) else {},
+            params=params if isinstance(params, dict) else {},
+            config_key=str(_value(key) or ""), campaign=campaign, rep=int(_value(rep) or 0),
+            times=PhaseTimes(_value(total), _value(open_), _value(write), _value(close)),
+            bandwidth_mib_s=_value(bw), bytes_written=_value(written), error=_value(error),
+            state=_value(state), schema_version=int(schema),
+            load=partial(read_record, journal, offset, length))
+
+
+def _value(value: Any) -> Any:
+    return None if value is ABSENT else value
+
+
+def read_record(journal: Path, offset: int, length: int) -> dict[str, Any]:
+    """The record on the journal line at ``offset`` ({} if it is no longer there)."""
+    try:
+        with journal.open("rb") as handle:
+            handle.seek(offset)
+            record = json.loads(handle.read(length))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+class KeyedMeasurements(Mapping[str, list[Measurement]]):
+    """Measurements of ``parts`` (and ``extra``) grouped by configuration key, each group in
+    store order; a group is read when asked for."""
+
+    def __init__(self, journal: Path, parts: Sequence[Part], extra: Sequence[Measurement] = ()
+                 ) -> None:
+        self.journal, self.parts, self.extra = journal, list(parts), list(extra)
+        self._codes: list[dict[str, list[int]]] | None = None
+
+    def _index(self) -> list[dict[str, list[int]]]:
+        if self._codes is None:
+            self._codes = []
+            for part in self.parts:
+                piece = part.piece("config_key")
+                codes: dict[str, list[int]] = {}
+                for i, value in enumerate(piece.uniques or []):
+                    codes.setdefault(str(value or ""), []).append(i)
+                self._codes.append(codes)
+        return self._codes
+
+    def __getitem__(self, key: str) -> list[Measurement]:
+        found: list[tuple[int, Measurement]] = []
+        for part, codes in zip(self.parts, self._index(), strict=True):
+            wanted = codes.get(key)
+            if wanted:
+                piece = part.piece("config_key")
+                assert piece.codes is not None
+                found.extend(_build(self.journal, part,
+                                    np.flatnonzero(np.isin(piece.codes, wanted))))
+        found.sort(key=lambda item: item[0])
+        out = [m for _, m in found] + [m for m in self.extra if m.config_key == key]
+        if not out:
+            raise KeyError(key)
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        keys: dict[str, None] = {}
+        for part in self.parts:
+            for value in part.piece("config_key").values():
+                keys[str(value or "")] = None
+        keys.update((m.config_key, None) for m in self.extra)
+        return iter(keys)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def light_records(parts: Sequence[Part], rows: RowFilter = all_rows
+                  ) -> list[tuple[int, dict[str, Any]]]:
+    """``(position, record)`` of the chosen rows, in store order, each record holding the
+    fields a report reads by name (identity, settings, params, the total time and bytes,
+    ``tune_id``, ``strategy``); absent fields stay absent."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    names = (*IDENTITY_COLUMNS, "@settings", "@params", "@tune_id", "@strategy", "@total",
+             "@bytes", "@seq")
+    for part, picked in _selection(parts, rows)[0]:
+        columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist()
+                   for name in names]
+        for values in zip(*columns, strict=True):
+            record = {name.lstrip("@"): value
+                      for name, value in zip(names[:-3], values[:-3], strict=True)
+                      if value is not ABSENT}
+            record["result"] = {"times_s": {"total": values[-3]}, "bytes_written": values[-2]}
+            out.append((int(values[-1]), record))
+    out.sort(key=lambda item: item[0])
+    return out
+
+
+def records_at(journal: Path, parts: Sequence[Part]) -> list[dict[str, Any]]:
+    """The whole records of every row of ``parts``, read from the journal, in store order."""
+    rows: list[tuple[int, int, int]] = []
+    for part in parts:
+        columns = [part.piece(name).values() for name in ("@seq", "@offset", "@length")]
+        rows.extend(zip(*columns, strict=True))
+    if not rows:
+        return []
+    rows.sort()
+    out = []
+    with journal.open("rb") as handle:
+        for _, offset, length in rows:
+            handle.seek(offset)
+            try:
+                record = json.loads(handle.read(length))
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                out.append(record)
+    return out
