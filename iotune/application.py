@@ -43,6 +43,7 @@ from typing import Any
 from iotune.catalogue import HINT_PREFIX, SETTINGS, mpiio_hints, settings_in_layer
 from iotune.errors import ConfigError
 from iotune.fsinfo import filesystem_of, is_lustre
+from iotune.rundirs import owner, write_marker
 from iotune.runner import TAIL_CHARS, RunOutcome, run_command
 
 METRICS = ("wall", "io_time")
@@ -222,6 +223,7 @@ def run_application(app: Application, *, settings: Mapping[str, Any], cores: int
     """
     fs_type, _ = filesystem_of(scratch)
     run_dir = Path(tempfile.mkdtemp(prefix="iotune-app-", dir=scratch))
+    write_marker(run_dir, owner())
     try:
         output = run_dir / app.output_dir if app.output_dir else run_dir
         output.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from iotune.config import Config
 from iotune.fsinfo import filesystem_of
 from iotune.kernels import get_kernel, kernel_argv
 from iotune.launchers import Launcher, LaunchRequest, make_launcher
+from iotune.rundirs import OWNER_ENV, Cleanup, owner, remove_orphans
 from iotune.runner import run_command
 from iotune.scratch import check_scratch
 from iotune.settings import setting_argv
@@ -44,6 +46,11 @@ class MpiBackend(Backend):
 
         return shlex.join(self.command(request))
 
+    def remove_orphans(self) -> Cleanup:
+        """Remove run directories under scratch left by runs whose driver is gone
+        (:mod:`iotune.rundirs`)."""
+        return remove_orphans(self.config.system.scratch)
+
     def probe_before(self, size: int) -> float | None:
         """One synchronous ``size``-byte write to scratch from the driver (no MPI)."""
         from iotune.variability import probe_once
@@ -58,7 +65,7 @@ class MpiBackend(Backend):
             return self._measure_application(app, request, rep)
         record = self.base_record(request, rep, self.config.system.name)
         argv = self.command(request)
-        env = {**os.environ, **dict(self.config.system.env)}
+        env = {**os.environ, **dict(self.config.system.env), OWNER_ENV: json.dumps(owner())}
         outcome = run_command(argv, self.config.system.timeout_s, env=env)
         record.update(
             command=list(argv),

@@ -67,6 +67,19 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
     return defaults_for_backend(config, explicit_config=config.path is not None, cores=cores)
 
 
+def remove_orphaned_runs(backend: Any) -> None:
+    """Before real runs: remove run directories under scratch left by killed runs, and say
+    how much that freed (see :mod:`iotune.rundirs`)."""
+    clean = getattr(backend, "remove_orphans", None)
+    if clean is None:
+        return
+    done = clean()
+    if done.removed:
+        progress(f"iotune: removed {len(done.removed)} orphaned run director"
+                 f"{'y' if len(done.removed) == 1 else 'ies'} ({done.bytes / 2**20:.1f} MiB) "
+                 f"under {done.removed[0].parent}, left by runs whose iotune is gone")
+
+
 def command_options(func: F) -> F:
     """``--command`` and ``--metric``: tune a user's own program instead of a kernel."""
     func = click.option("--metric", help="With --command: wall (default), io_time (the "

@@ -14,6 +14,7 @@ from iotune.cli.common import (
     config_option,
     format_option,
     parse_assignments,
+    remove_orphaned_runs,
     resolve_config,
     with_backend,
     with_command,
@@ -103,6 +104,7 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     if dry_run:
         click.echo(backend.describe(request))
         return
+    remove_orphaned_runs(backend)
     store = None if no_store else Store(store_path or config.store)
     records = []
     for rep in range(reps):
@@ -137,9 +139,7 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
                     fmt: str) -> None:
     """List or export the measurements in a store."""
     path = store_path or resolve_config(config_path).store
-    frame = read_dataframe(path, include_failed=include_failed)
-    if kernel and not frame.empty:
-        frame = frame[frame["kernel"] == kernel]
+    frame = read_dataframe(path, include_failed=include_failed, kernel=kernel or None)
     if cores and not frame.empty:
         frame = frame[frame["cores"] == cores]
     if export_path is not None:

@@ -18,6 +18,7 @@ from iotune.cli.common import (
     config_option,
     format_option,
     parse_assignments,
+    remove_orphaned_runs,
     resolve_config,
     with_backend,
     with_command,
@@ -115,6 +116,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     if allocation:
         check_fits_allocation(plans, allocation)
     backend = make_backend(config)
+    remove_orphaned_runs(backend)
     todo = sum(t.ident not in done for p in plans for t in p.tasks)
     with make_progress(todo, "train", no_color=no_color) as bar:
         counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
@@ -198,6 +200,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     if cores is None:
         raise ConfigError("--cores: missing; give the target scale in ranks")
     backend = make_backend(config)
+    remove_orphaned_runs(backend)
     store = Store(config.store)
     started = time.monotonic()
     with make_progress(None, "tune", no_color=no_color) as bar:

@@ -23,6 +23,7 @@ from typing import Any
 
 from iotune.catalogue import settings_in_layer
 from iotune.errors import ConfigError
+from iotune.rundirs import write_marker
 from iotune.scratch import SCRATCH_RULE, check_scratch
 
 from .arguments import add_layer
@@ -134,6 +135,7 @@ def create_run_dir(scratch: str, kernel: str, wanted_id: str | None) -> Path:
             f"--scratch {scratch}: cannot create a directory in it: {exc.strerror} "
             f"({SCRATCH_RULE})"
         ) from None
+    write_marker(run_dir)  # whose run it is, so a later iotune can remove it if orphaned
     return run_dir
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import textwrap
 from pathlib import Path
@@ -10,6 +11,8 @@ import h5py
 import numpy as np
 import pytest
 from kernel_helpers import KERNELS, Run, mpiexec, run_program
+
+from iotune.rundirs import MARKER
 
 pytestmark = pytest.mark.mpi
 
@@ -282,7 +285,9 @@ def test_ior_apis_verify(
         assert "H5Fget_vfd_handle" in result["hints_source"]
     else:
         assert "hdf5_version" not in result
-    files = sorted(p.name for p in only_run_dir(scratch).iterdir())
+    run_dir = only_run_dir(scratch)
+    assert json.loads((run_dir / MARKER).read_text())["pid"] > 0  # whose run it is
+    files = sorted(p.name for p in run_dir.iterdir() if p.name != MARKER)
     suffix = "h5" if api == "hdf5" else "dat"
     if file_per_process == "yes":
         assert files == [f"ior.{r:08d}.{suffix}" for r in range(ranks)]
