@@ -27,7 +27,8 @@ def test_train_then_tune_an_unmodified_program(name, tmp_path, monkeypatch):
     monkeypatch.setenv(LIBRARY_ENV, str(tmp_path / "libiotune_preload.so"))
     compiler, arguments = BUILDS[name]
     program = tmp_path / name
-    subprocess.run([*compiler, "-o", str(program)], check=True, capture_output=True)
+    subprocess.run([*compiler, "-o", str(program)], check=True, capture_output=True,
+                   cwd=tmp_path)  # h5pcc leaves its object file in the working directory
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     space = {"cb_buffer_size": ["1MiB", "4MiB"], "romio_cb_write": ["enable", "disable"]}
