@@ -10,7 +10,6 @@ from pathlib import Path
 
 from iotune import __version__
 from iotune.config import Config
-from iotune.measurements import StoreIndex
 from iotune.slurm import render_job_script, slurm_time
 from iotune.store import Store
 from iotune.train.plan import ScalePlan
@@ -22,8 +21,13 @@ MINIMUM_SECONDS = 600
 
 def seconds_per_run(store: Store, kernel: str) -> float:
     """Median wall time of this kernel's recorded runs, or a default when none exist."""
-    times = [float(m.record["elapsed_s"]) for m in StoreIndex(store).select(kernel=kernel)
-             if m.record.get("elapsed_s") is not None]
+    from iotune.store_cache import open_snapshot
+
+    if not store.exists():
+        return DEFAULT_SECONDS_PER_RUN
+    # The cached column: reading each measurement's whole record would parse the journal.
+    times = [float(t) for part in open_snapshot(store.path).parts(kernel=kernel)
+             for t in part.piece("@elapsed_s").values() if t is not None]
     return statistics.median(times) if times else DEFAULT_SECONDS_PER_RUN
 
 

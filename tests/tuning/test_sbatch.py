@@ -22,3 +22,17 @@ def test_job_script_lines(write_config, tmp_path):
     ]
     assert lines[7].startswith("# iotune ")  # no account directive without --account
     assert lines[-1].endswith(f"-m iotune train -c {path.resolve()}")
+
+
+def test_seconds_per_run_is_the_median_of_the_kernels_recorded_wall_times(tmp_path):
+    from iotune.store import Store
+    from iotune.train.jobscript import DEFAULT_SECONDS_PER_RUN, seconds_per_run
+
+    store = Store(tmp_path / "s.jsonl")
+    assert seconds_per_run(store, "vpic") == DEFAULT_SECONDS_PER_RUN  # no store yet
+    for i, elapsed in enumerate((2.0, 4.0, None)):
+        store.append({"kernel": "vpic", "backend": "mpi", "campaign": "train", "cores": 2,
+                      "status": "ok", "config_key": str(i), "elapsed_s": elapsed,
+                      "result": {"times_s": {"total": 1.0}}})
+    assert seconds_per_run(store, "vpic") == 3.0
+    assert seconds_per_run(store, "ior") == DEFAULT_SECONDS_PER_RUN
