@@ -12,8 +12,10 @@ Modules: :mod:`~iotune.sim.system` (presets and validation), :mod:`~iotune.sim.p
 (what is written), :mod:`~iotune.sim.configs` (configuration columns and defaults),
 :mod:`~iotune.sim.lustre` (the model and its equations), :mod:`~iotune.sim.noise`
 (idle/busy log-normal mixture), :mod:`~iotune.sim.space` (the paper's search spaces),
-:mod:`~iotune.sim.table3` (the paper's Table 3 beside the model's). ``docs/sim.md`` has
-the whole model in one place.
+:mod:`~iotune.sim.paper` (the paper's Table 3 and the model's counterpart at one scale),
+:mod:`~iotune.sim.calibrate` (the fit of three Hopper constants on part of Table 3, and the
+out-of-sample error), :mod:`~iotune.sim.table3` (Table 3 beside the model, in-sample and
+out-of-sample rows labelled). ``docs/sim.md`` has the whole model in one place.
 """
 
 from __future__ import annotations

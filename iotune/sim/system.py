@@ -59,6 +59,12 @@ bytes or strings such as ``"1MiB"``):
     the log-normal factor in the idle state), ``p_busy`` (probability that a measurement
     meets a busy file system), ``busy_mean`` and ``busy_sigma`` (mean and sigma of the
     log-normal factor that multiplies the time in the busy state).
+``calibration``  (optional)
+    Which constants were fitted to published figures, and on what (see
+    :mod:`iotune.sim.calibrate`): ``target`` (the data set; ``behzad14_table3`` is Table 3 of
+    Behzad et al., HPDC'14), ``training_cores`` (the scales of that table used for fitting;
+    the others are out-of-sample) and ``fitted`` (the names of the fitted constants). A
+    preset without it was fitted to nothing.
 """
 
 from __future__ import annotations
@@ -77,6 +83,8 @@ from iotune.errors import ConfigError
 from iotune.units import positive_bytes
 
 CB_NODES_RULES = ("stripe_count", "nodes")
+#: Data sets a preset can be calibrated on (``calibration.target``).
+CALIBRATION_TARGETS = ("behzad14_table3",)
 _PRESET_DIR = "systems"
 
 
@@ -111,6 +119,15 @@ class NoiseSpec:
 
 
 @dataclass(frozen=True)
+class SimCalibration:
+    """Which constants of a preset were fitted, to which data set, on which scales."""
+
+    target: str
+    training_cores: tuple[int, ...]
+    fitted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SimSystem:
     """A validated simulated Lustre system (see the module docstring for each constant)."""
 
@@ -137,6 +154,7 @@ class SimSystem:
     ost_jitter: float
     defaults: SimDefaults
     noise: NoiseSpec
+    calibration: SimCalibration | None = None
 
     def nodes_for(self, ranks: int) -> int:
         """Default node count of a run with ``ranks`` ranks: ``ceil(ranks / cores_per_node)``."""
@@ -164,7 +182,7 @@ _NON_NEGATIVE_FLOAT = (
     "ost_jitter",
 )
 _TOP_KEYS = frozenset(
-    ("name", "description", "rpc_size", "defaults", "noise",
+    ("name", "description", "rpc_size", "defaults", "noise", "calibration",
      *_POSITIVE_INT, *_POSITIVE_FLOAT, *_NON_NEGATIVE_FLOAT)
 )
 #: Defaults that are catalogue settings, checked with the catalogue's rules.
@@ -172,6 +190,9 @@ _DEFAULT_SETTINGS = ("stripe_count", "stripe_size", "cb_buffer_size", "romio_cb_
                      "romio_ds_write")
 _DEFAULT_KEYS = frozenset((*_DEFAULT_SETTINGS, "cb_nodes"))
 _NOISE_KEYS = frozenset(("idle_sigma", "p_busy", "busy_mean", "busy_sigma"))
+_CALIBRATION_KEYS = frozenset(("target", "training_cores", "fitted"))
+#: Constants a calibration may fit: the real-valued physical ones.
+FITTABLE = (*_POSITIVE_FLOAT, *_NON_NEGATIVE_FLOAT)
 
 
 def list_systems() -> list[str]:
@@ -239,6 +260,8 @@ def system_from_mapping(data: Any, where: str = "system") -> SimSystem:
     values["defaults"] = _defaults(_require(top, "defaults", where), f"{where}.defaults",
                                    values["ost_count"])
     values["noise"] = _noise(_require(top, "noise", where), f"{where}.noise")
+    if top.get("calibration") is not None:
+        values["calibration"] = _calibration(top["calibration"], f"{where}.calibration")
     return SimSystem(**values)
 
 
@@ -283,6 +306,29 @@ def _noise(data: Any, where: str) -> NoiseSpec:
         )
     busy_sigma = _number(_require(block, "busy_sigma", where), f"{where}.busy_sigma", False)
     return NoiseSpec(idle_sigma, p_busy, busy_mean, busy_sigma)
+
+
+def _calibration(data: Any, where: str) -> SimCalibration:
+    block = _mapping(data, where)
+    _no_unknown(block, _CALIBRATION_KEYS, where)
+    target = _require(block, "target", where)
+    if target not in CALIBRATION_TARGETS:
+        raise ConfigError(f"{where}.target: {target!r} is not one of "
+                          f"{', '.join(CALIBRATION_TARGETS)}")
+    cores = _require(block, "training_cores", where)
+    if not isinstance(cores, list) or not cores:
+        raise ConfigError(f"{where}.training_cores: {cores!r} is not a non-empty list")
+    training = tuple(_positive_int(c, f"{where}.training_cores") for c in cores)
+    if len(set(training)) != len(training):
+        raise ConfigError(f"{where}.training_cores: {cores!r} repeats a scale")
+    fitted = _require(block, "fitted", where)
+    if not isinstance(fitted, list) or not fitted:
+        raise ConfigError(f"{where}.fitted: {fitted!r} is not a non-empty list")
+    for key in fitted:
+        if key not in FITTABLE:
+            raise ConfigError(f"{where}.fitted: {key!r} is not a fittable constant; "
+                              f"fittable: {', '.join(FITTABLE)}")
+    return SimCalibration(str(target), training, tuple(fitted))
 
 
 def _mapping(data: Any, where: str) -> Mapping[str, Any]:

@@ -45,20 +45,18 @@ if TYPE_CHECKING:
 
 FloatArray = npt.NDArray[np.float64]
 STATES = ("none", "idle", "busy")
-#: Hopper's one-OST constants (``rpc_overhead_s``, ``ost_bandwidth_mib_s``) when no system is given.
-DEFAULT_OVERHEAD_S = 0.0007
-DEFAULT_BANDWIDTH_MIB_S = 275.0
 
 
 def probe_base_latency(system: SimSystem | None = None, size: int = PROBE_SIZE) -> float:
     """``L0 = t_rpc + size / B_ost``: the noise-free latency of one ``size``-byte probe.
 
-    With ``system=None`` Hopper's constants (0.7 ms per RPC, 275 MiB/s per OST).
+    With ``system=None`` the constants of the ``hopper`` preset.
     """
+    from iotune.sim.system import load_system
+
     check_probe_size(size)
-    overhead = DEFAULT_OVERHEAD_S if system is None else system.rpc_overhead_s
-    bandwidth = DEFAULT_BANDWIDTH_MIB_S if system is None else system.ost_bandwidth_mib_s
-    return overhead + size / (bandwidth * 2**20)
+    spec = system if system is not None else load_system("hopper")
+    return spec.rpc_overhead_s + size / (spec.ost_bandwidth_mib_s * 2**20)
 
 
 def simulated_probe_latencies(noise_spec: NoiseSpec, states: Sequence[str] | npt.ArrayLike,

@@ -27,7 +27,7 @@ HOPPER = load_system("hopper")
 def test_simulated_probe_follows_the_state() -> None:
     rng = np.random.default_rng(0)
     base = probe_base_latency(HOPPER)
-    assert base == pytest.approx(0.0007 + 1 / 275)
+    assert base == pytest.approx(0.0007 + 1 / HOPPER.ost_bandwidth_mib_s)
     assert simulated_probe_latency(HOPPER.noise, "none", rng) == pytest.approx(base)
     idle = simulated_probe_latencies(HOPPER.noise, ["idle"] * 20000, rng)
     busy = simulated_probe_latencies(HOPPER.noise, ["busy"] * 20000, rng)
