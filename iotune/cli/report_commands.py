@@ -20,7 +20,9 @@ def _config(config_path: Path | None) -> Config | None:
 @click.command("report")
 @config_option
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
-              help="Store to read (default: the config's, else ./iotune-store.jsonl).")
+              help="Store to read: its tune runs and its 'iotune probe' rounds (default: the "
+                   "config's, else ./iotune-store.jsonl; not needed with --trace or "
+                   "--darshan alone).")
 @click.option("--tuned", "tuned_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Tuned YAML from 'iotune tune -o': shown first, and the parameter effects "
                    "are drawn around its settings.")
@@ -33,28 +35,73 @@ def _config(config_path: Path | None) -> Config | None:
               show_default=True, help="Image format of the figures.")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="Configurations per top-configurations figure.")
+@click.option("--probe-backend", metavar="BACKEND",
+              help="Storage-state figures from the probe rounds of this backend (probe: "
+                   "measured, sim: simulated); needed when the store holds both.")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="k of the k-fold cross-validation behind the classifier accuracy "
+                   "boxplots and ROC curves.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="A DXT trace (Darshan log with DXT records, or darshan-dxt-parser text): "
+                   "the I/O phase timeline, estimated against measured time. Needs "
+                   "--characterization.")
+@click.option("--characterization", "characterization_path",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Characterisation YAML from 'iotune characterize': the bandwidths the "
+                   "phase estimate of --trace uses.")
+@click.option("--darshan", "darshan_paths", multiple=True,
+              type=click.Path(dir_okay=False, path_type=Path), metavar="LOG",
+              help="A Darshan log for the cosine-similarity heatmap across applications; "
+                   "repeat for each log (at least two, or one with --proxy).")
+@click.option("--proxy", "proxy_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="A proxy YAML from 'iotune proxy': its kernel configuration's signature "
+                   "(simulated) joins the heatmap of the --darshan logs.")
 @click.option("--no-color", is_flag=True, help="Plain text tables, no progress styling.")
 def report_command(config_path: Path | None, store_path: Path | None, tuned_path: Path | None,
-                   kernel: str | None, outdir: Path, fmt: str, top: int, no_color: bool) -> None:
-    """Write figures, CSV tables and an HTML page about a store's tunes; print key tables.
+                   kernel: str | None, outdir: Path, fmt: str, top: int,
+                   probe_backend: str | None, folds: int, trace_path: Path | None,
+                   characterization_path: Path | None, darshan_paths: tuple[Path, ...],
+                   proxy_path: Path | None, no_color: bool) -> None:
+    """Write figures, CSV tables and an HTML page about tunes, probes and logs.
 
-    Per tuned scale: the top configurations with predicted and measured write times (the
-    paper's Figures 2-4) and the speedups over the default (its Table 3); the model's
-    predictions against measurements, its terms and selection steps; the search progress;
-    and the predicted effect of each setting. Simulated and replayed data say so in every
-    title. Predictions come from the model refitted on the store's training data.
+    From the store's tune runs, per tuned scale: the top configurations with predicted and
+    measured write times (the paper's Figures 2-4) and the speedups over the default (its
+    Table 3); the model's predictions against measurements, its terms and selection steps;
+    the search progress; and the predicted effect of each setting. Predictions come from
+    the model refitted on the store's training data.
+
+    From the store's 'iotune probe' rounds (a store of probes only will do): the latency
+    histogram with the two fitted log-normal components, classifier accuracy boxplots and
+    ROC curves, and the prediction-guided placement replayed over the rounds (Wan et al.).
+    With --trace and --characterization: the I/O phase timeline (Mendez et al.). With
+    --darshan logs: their cosine-similarity heatmap (Rajesh et al.).
+
+    Every figure title starts with Measured, Simulated or Replayed, and every caption
+    carries that label.
 
     \b
     Examples:
       iotune report -c hopper.yaml --tuned tuned.yaml
       iotune report --store iotune-store.jsonl -o report --format svg
+      iotune report --store probes.jsonl --folds 4 -o states
+      iotune report --trace app.darshan --characterization chars.yaml \\
+                    --darshan app.darshan --darshan ior.darshan --proxy proxy.yaml
     """
     from iotune.report import build_report, print_report
+    from iotune.report.papers import PaperInputs
 
     config = _config(config_path)
-    store = store_path or (config.store if config is not None else Path("iotune-store.jsonl"))
+    papers = PaperInputs(darshan_logs=tuple(darshan_paths), proxy=proxy_path,
+                         trace=trace_path, characterization=characterization_path,
+                         probe_backend=probe_backend, folds=folds)
+    store: Path | None = store_path or (config.store if config is not None
+                                        else Path("iotune-store.jsonl"))
+    if store_path is None and papers.without_store and store is not None and \
+            not store.exists():
+        store = None
     report = build_report(store, outdir, config=config, tuned_path=tuned_path, kernel=kernel,
-                          fmt=fmt, top=top, progress=lambda m: progress(f"iotune: {m}"))
+                          fmt=fmt, top=top, papers=papers,
+                          progress=lambda m: progress(f"iotune: {m}"))
     print_report(report, no_color=no_color)
     progress(f"iotune: wrote {report.html_path} ({len(report.figures)} figures, "
              f"{len(report.tables)} tables as CSV in {report.outdir})")

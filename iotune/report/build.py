@@ -31,41 +31,18 @@ from iotune.report.data import (
     ScaleTune,
     build_datasets,
     choose_kernel,
+    kernel_counts,
     read_records,
     settings_label,
 )
 from iotune.report.modelfit import ModelView, fit_view, parameter_effects, predict_settings
+from iotune.report.papers import PaperInputs, phases_part, similarity_part, states_part
+from iotune.report.parts import Part, ReportFigure, Section, write_figure, write_table
 from iotune.report.tables import Table
 
 FORMATS = ("png", "svg")
 DEFAULT_TOP = 20
 ProgressFn = Callable[[str], None]
-
-
-@dataclass
-class ReportFigure:
-    """One figure file of the report."""
-
-    stem: str
-    title: str
-    caption: str
-    file: str
-    width_px: int
-    height_px: int
-
-
-@dataclass
-class Section:
-    """One heading of the page with its figures, tables and notes, in display order.
-
-    ``missing`` says what the data lacks for this section (shown on the page and printed
-    in the terminal); ``notes`` are shown on the page only.
-    """
-
-    title: str
-    items: list[ReportFigure | Table] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -79,28 +56,36 @@ class DatasetReport:
 
 @dataclass
 class Report:
-    """The written report: where it is and what it holds."""
+    """The written report: where it is and what it holds.
+
+    ``kernel`` is None when the store held no measurements (probes only, or no store);
+    ``papers`` are the parts with the seed papers' figures, after the tune data.
+    """
 
     outdir: Path
     fmt: str
-    kernel: str
-    store: str
+    kernel: str | None
+    store: str | None
     tuned: dict[str, Any] | None
     parts: list[DatasetReport]
+    papers: list[Part] = field(default_factory=list)
 
     @property
     def html_path(self) -> Path:
         return self.outdir / "index.html"
 
+    def _items(self) -> list[ReportFigure | Table]:
+        sections = [s for p in self.parts for s in p.sections]
+        sections += [s for p in self.papers for s in p.sections]
+        return [i for s in sections for i in s.items]
+
     @property
     def figures(self) -> list[ReportFigure]:
-        return [i for p in self.parts for s in p.sections for i in s.items
-                if isinstance(i, ReportFigure)]
+        return [i for i in self._items() if isinstance(i, ReportFigure)]
 
     @property
     def tables(self) -> list[Table]:
-        return [i for p in self.parts for s in p.sections for i in s.items
-                if isinstance(i, Table)]
+        return [i for i in self._items() if isinstance(i, Table)]
 
 
 def read_tuned(path: Path) -> dict[str, Any]:
@@ -113,30 +98,47 @@ def read_tuned(path: Path) -> dict[str, Any]:
     return {**doc, "settings": canonical["settings"], "path": path.name}
 
 
-def build_report(store_path: str | os.PathLike[str], outdir: str | os.PathLike[str], *,
+def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], *,
                  config: Config | None = None, tuned_path: Path | None = None,
                  kernel: str | None = None, fmt: str = "png", top: int = DEFAULT_TOP,
+                 papers: PaperInputs | None = None,
                  progress: ProgressFn | None = None) -> Report:
     """Write the report of ``store_path`` into ``outdir`` and return what was written.
 
     ``config`` supplies the search space and the model's ``max_terms``/``seed`` (both are
     rebuilt from the data without it); ``tuned_path`` picks the kernel and backend shown
-    first and the configuration the parameter effects are drawn around.
-    Raises StoreError when there is no store, DataError when it holds nothing to report on
-    (empty, foreign, or no successful run of the kernel), ConfigError for a bad option.
+    first and the configuration the parameter effects are drawn around. The store's probe
+    rounds give the storage-state figures; ``papers`` adds the phase timeline and the
+    similarity heatmap. ``store_path`` None: no store (then ``papers`` must give a trace or
+    Darshan logs).
+    Raises StoreError when there is no store, DataError when there is nothing to report on
+    (an empty or foreign store, no successful run of the kernel), ConfigError for a bad
+    option.
     """
     if fmt not in FORMATS:
         raise ConfigError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     if top < 1:
         raise ConfigError(f"--top: {top} is not a positive integer")
+    inputs = papers or PaperInputs()
+    inputs.check()
+    if store_path is None and not inputs.without_store:
+        raise ConfigError("--store: no store, and neither --trace nor --darshan: nothing to "
+                          "report on")
     say = progress or (lambda _message: None)
-    store = display_path(store_path)
-    records = read_records(store_path)
+    store = display_path(store_path) if store_path is not None else None
+    records = read_records(store_path) if store_path is not None else None
     tuned = read_tuned(tuned_path) if tuned_path is not None else None
-    chosen = choose_kernel(records, kernel=kernel, tuned_kernel=(tuned or {}).get("kernel"),
-                           config_kernel=config.kernel.name if config else None, store=store)
-    datasets = build_datasets(records, chosen, store,
-                              first_backend=(tuned or {}).get("backend"))
+    datasets: list[Dataset] = []
+    chosen = None
+    probes = records.probe_rounds() if records is not None else []
+    if records is not None and (kernel_counts(records) or kernel or tuned or not probes):
+        assert store is not None
+        chosen = choose_kernel(records, kernel=kernel,
+                               tuned_kernel=(tuned or {}).get("kernel"),
+                               config_kernel=config.kernel.name if config else None,
+                               store=store)
+        datasets = build_datasets(records, chosen, store,
+                                  first_backend=(tuned or {}).get("backend"))
     out = Path(outdir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -147,6 +149,17 @@ def build_report(store_path: str | os.PathLike[str], outdir: str | os.PathLike[s
         say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
             "the model and drawing the figures")
         report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
+    if probes or inputs.probe_backend is not None:
+        say(f"probe rounds: {len(probes)}; fitting the state mixture")
+        part = states_part(probes, inputs, out, fmt, say)
+        if part is not None:
+            report.papers.append(part)
+    if inputs.trace is not None:
+        say(f"trace {inputs.trace}: finding and estimating its I/O phases")
+        report.papers.append(phases_part(inputs, out, fmt))
+    if inputs.darshan_logs:
+        say(f"{len(inputs.darshan_logs)} Darshan log(s): signatures and their similarity")
+        report.papers.append(similarity_part(inputs, out, fmt))
     from iotune.report.html import render_html
 
     report.html_path.write_text(render_html(report), encoding="utf-8")
@@ -169,8 +182,11 @@ def manifest(report: Report) -> dict[str, Any]:
         "html": report.html_path.name,
         "datasets": [{"backend": p.dataset.backend, **p.dataset.provenance.pairs()}
                      for p in report.parts],
-        "figures": [{"file": f.file, "title": f.title, "width_px": f.width_px,
-                     "height_px": f.height_px} for f in report.figures],
+        "papers": [{"part": p.key, "title": p.title, "provenance": p.provenance}
+                   for p in report.papers],
+        "figures": [{"file": f.file, "title": f.title, "provenance": f.provenance,
+                     "width_px": f.width_px, "height_px": f.height_px}
+                    for f in report.figures],
         "tables": [{"file": t.csv_name, "title": t.title, "rows": len(t.rows)}
                    for t in report.tables],
     }
@@ -189,15 +205,10 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
     _label_sessions(dataset, mine)
 
     def figure(stem: str, fig: Any, caption: str) -> ReportFigure:
-        name = f"{stem}.{fmt}"
-        figs.save(fig, out / name, fmt)
-        width, height = figs.pixel_size(fig)
-        return ReportFigure(stem, fig.get_suptitle().split("\n")[0], caption, name, width,
-                            height)
+        return write_figure(out, fmt, stem, fig, caption, dataset.provenance.provenance)
 
     def table(item: Table) -> Table:
-        item.write_csv(out)
-        return item
+        return write_table(out, item)
 
     sections: list[Section] = []
     overview = Section("Provenance and speedups", [table(tabs.provenance_table(

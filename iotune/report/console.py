@@ -1,4 +1,5 @@
-"""The report's key tables in the terminal: provenance, Table 3, top configurations, terms."""
+"""The report's key tables in the terminal: provenance, Table 3, top configurations, terms,
+and the facts of each paper part."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ TERMINAL_TOP = 10
 
 def print_report(report: Report, *, no_color: bool = False, stream: IO[str] | None = None,
                  ) -> None:
-    """Print each dataset's provenance and its terminal tables (see ``Table.terminal``)."""
+    """Print each dataset's provenance and its terminal tables (see ``Table.terminal``),
+    then each paper part's facts and what its sections miss."""
     for part in report.parts:
         prov = part.dataset.provenance
         print_pairs(prov.pairs(), title=f"{prov.title_word} data: {prov.kernel} on "
@@ -31,6 +33,12 @@ def print_report(report: Report, *, no_color: bool = False, stream: IO[str] | No
                     if item.note and item.stem.startswith("model-terms"):
                         print_pairs({"formula": item.note}, no_color=no_color, stream=stream)
                     _blank(stream)
+            for note in section.missing:
+                print_pairs({"missing": note}, no_color=no_color, stream=stream)
+    for paper in report.papers:
+        print_pairs(paper.facts, title=paper.title, no_color=no_color, stream=stream)
+        _blank(stream)
+        for section in paper.sections:
             for note in section.missing:
                 print_pairs({"missing": note}, no_color=no_color, stream=stream)
 

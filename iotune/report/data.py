@@ -46,6 +46,8 @@ SHORT_NAMES = {
     "meta_block_size": "meta_block", "coll_metadata": "coll_meta", "collective": "coll",
 }
 MIB = 2**20
+#: The campaign of ``iotune probe`` rounds: state probes, not measurements of a kernel.
+PROBE_CAMPAIGN = "probe"
 
 
 def short_name(setting: str) -> str:
@@ -268,12 +270,18 @@ class StoreRecords(Sequence[Mapping[str, Any]]):
         return iter(self._all())
 
     def kernel_counts(self) -> dict[str, int]:
-        """Records per kernel (``None`` for records without one), from partition sizes."""
+        """Records per kernel (``None`` for records without one), from partition sizes;
+        probe rounds are not measurements and do not count."""
         counts: dict[str, int] = {}
         for part in self.snapshot.parts(None):
-            if part.info.kind in (MEASUREMENT, OTHER):
+            if part.info.kind in (MEASUREMENT, OTHER) and part.info.key[3] != PROBE_CAMPAIGN:
                 counts[part.info.key[1]] = counts.get(part.info.key[1], 0) + part.info.rows
         return counts
+
+    def probe_rounds(self) -> list[dict[str, Any]]:
+        """The whole records of the probe rounds (campaign ``probe``), in store order."""
+        parts = self.snapshot.parts(OTHER, campaign=PROBE_CAMPAIGN)
+        return records_at(self.snapshot.journal, parts) if parts else []
 
 
 def read_records(store_path: str | os.PathLike[str]) -> StoreRecords:
@@ -292,11 +300,18 @@ def read_records(store_path: str | os.PathLike[str]) -> StoreRecords:
     return records
 
 
+def kernel_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Measurements per kernel among ``records`` (probe rounds do not count)."""
+    return _kernel_counts(records)
+
+
 def _kernel_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     if isinstance(records, StoreRecords):
         return records.kernel_counts()
     counts: dict[str, int] = {}
     for record in records:
+        if record.get("campaign") == PROBE_CAMPAIGN:
+            continue
         name = str(record.get("kernel"))
         counts[name] = counts.get(name, 0) + 1
     return counts

@@ -50,9 +50,13 @@ def pixel_size(figure: Figure) -> tuple[int, int]:
 
 
 @contextmanager
-def _style() -> Iterator[None]:
+def style() -> Iterator[None]:
+    """The report's matplotlib style (:data:`STYLE`) while drawing or saving."""
     with rc_context(cast(Any, STYLE)):
         yield
+
+
+_style = style
 
 
 def _figure(height: float, dataset: Dataset, title: str) -> Figure:
