@@ -10,7 +10,9 @@
 
 Each settings layer owns its flags, how it applies them and how it reads them back from
 the open file. No module imports mpi4py or h5py when imported (``--help`` must not start
-MPI); the functions that need them import them when called.
+MPI); the functions that need them import them when called. The same goes for anything
+only some runs need (ctypes, subprocess): every kernel process pays for what its imports
+load, so a POSIX or MPI-IO run loads neither h5py nor them (``tests/kernels/test_startup.py``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ import os
 import socket
 import sys
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,6 +211,8 @@ def run_kernel(
             sys.stderr.flush()
         return exc.exit_code
     except Exception:
+        import traceback
+
         sys.stderr.write(f"{kernel}: rank {comm.rank} failed:\n{traceback.format_exc()}")
         sys.stderr.flush()
         comm.Abort(EXIT_FAILED)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -56,10 +57,8 @@ class Stopwatch:
 
 def max_phases(comm: Any, phases: Phases) -> dict[str, float]:
     """Maximum over ranks of open, write, close and total (every rank gets the result)."""
-    import numpy as np
-
     MPI = mpi()
-    values = np.array([phases.open, phases.write, phases.close, phases.total], dtype=np.float64)
+    values = array("d", [phases.open, phases.write, phases.close, phases.total])
     comm.Allreduce(MPI.IN_PLACE, values, op=MPI.MAX)
     return dict(zip(("open", "write", "close", "total"), map(float, values), strict=True))
 

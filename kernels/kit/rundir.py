@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import secrets
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -115,7 +113,7 @@ def usable_scratch(scratch: str) -> Path:
 def make_run_id() -> str:
     """A fresh run id: UTC timestamp, process id and random characters."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    return f"{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
+    return f"{stamp}-{os.getpid()}-{os.urandom(3).hex()}"
 
 
 def create_run_dir(scratch: str, kernel: str, wanted_id: str | None) -> Path:
@@ -179,6 +177,8 @@ def apply_striping(run_dir: Path, fs: Mapping[str, Any],
 
 
 def _run_lfs(command: list[str]) -> str:
+    import subprocess
+
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -1,0 +1,71 @@
+"""What a kernel process imports: no h5py in a POSIX or MPI-IO run, nothing heavy, few iotune
+modules. Read from ``python -X importtime`` of a real 2-rank run, not from timings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from kernel_helpers import KERNELS, Run, mpiexec, run_program
+
+#: Modules a kernel run must not load unless its api needs them.
+HEAVY = ("h5py", "pandas", "scipy", "sklearn", "matplotlib", "yaml", "pyarrow")
+#: The iotune modules the kit needs: the settings catalogue and the run-directory rules.
+IOTUNE_NEEDED = {
+    "iotune", "iotune.catalogue", "iotune.units", "iotune.errors", "iotune.rundirs",
+    "iotune.scratch",
+}  # fmt: skip
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """Module names from ``-X importtime`` lines (``import time: self | cumulative | name``)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name)
+    return names
+
+
+def ior_run(scratch: Path, api: str) -> Run:
+    pattern = ["--block-size", "256K", "--transfer-size", "64K"]
+    argv = mpiexec(2, "-X", "importtime", str(KERNELS / "ior.py"), "--api", api, *pattern,
+                   "--scratch", str(scratch))  # fmt: skip
+    run = run_program(argv)
+    assert run.returncode == 0, run.stderr
+    assert run.result()["bytes_written"] == 2 * 256 * 1024
+    return run
+
+
+@pytest.mark.parametrize("api", ["mpiio", "posix"])
+def test_a_posix_or_mpiio_run_loads_no_h5py_and_nothing_heavy(scratch: Path, api: str) -> None:
+    modules = imported_modules(ior_run(scratch, api).stderr)
+    assert "mpi4py.MPI" in modules  # the parse sees the run's own imports
+    loaded = sorted(name for name in modules if name.split(".")[0] in HEAVY)
+    assert loaded == []
+
+
+def test_an_hdf5_run_does_load_h5py(scratch: Path) -> None:
+    # The same check on a run that needs h5py: the test above can fail.
+    modules = imported_modules(ior_run(scratch, "hdf5").stderr)
+    assert "h5py" in modules
+
+
+def test_a_kernel_run_loads_only_the_iotune_modules_it_needs(scratch: Path) -> None:
+    modules = imported_modules(ior_run(scratch, "mpiio").stderr)
+    iotune = {name for name in modules if name.split(".")[0] == "iotune"}
+    assert iotune <= IOTUNE_NEEDED, sorted(iotune - IOTUNE_NEEDED)
+    # The package version (importlib.metadata, tens of milliseconds) is read only on use.
+    assert "importlib.metadata" not in modules
+
+
+def test_importing_the_hdf5_layer_does_not_load_h5py_or_ctypes() -> None:
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from kit import hdf5, harness; "
+        "print(sorted(m for m in ('h5py', 'ctypes', 'mpi4py') if m in sys.modules))"
+    )
+    run = run_program([sys.executable, "-c", code, str(KERNELS)])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
