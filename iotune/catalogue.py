@@ -270,6 +270,11 @@ SETTINGS: dict[str, Setting] = {
                 hint="romio_cb_write"),
         Setting("romio_ds_write", "mpiio", Choice(choices=ENABLE_WORDS),
                 "data sieving for writes: enable, disable or automatic", hint="romio_ds_write"),
+        Setting("romio_cb_read", "mpiio", Choice(choices=ENABLE_WORDS),
+                "collective buffering for reads: enable, disable or automatic",
+                hint="romio_cb_read"),
+        Setting("romio_ds_read", "mpiio", Choice(choices=ENABLE_WORDS),
+                "data sieving for reads: enable, disable or automatic", hint="romio_ds_read"),
         Setting("cb_config_list", "mpiio", Text(),
                 "where aggregators may run, e.g. '*:1' (one per node) or '*:*' (ROMIO's "
                 "default '*:1' caps cb_nodes at the node count)", hint="cb_config_list"),

@@ -20,6 +20,7 @@ import yaml
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
 from iotune.launchers import make_launcher
+from iotune.measurements import TARGETS
 from iotune.settings import check_requirements
 from iotune.space import Limits, SearchSpace
 from iotune.units import parse_duration
@@ -84,7 +85,8 @@ class TuneConfig:
     """``tune:``. Strategy options live with the strategies (their defaults included);
     ``options`` holds only what the config sets, per strategy (``tune.options.<strategy>``;
     ``tune.top_k``, ``top_k_refit``, ``refit_rounds`` and ``max_terms`` are shorthand for
-    the model strategy's)."""
+    the model strategy's). ``target`` is the time minimised: the write's, the read's or
+    both (see :mod:`iotune.tune.target`)."""
 
     repetitions: int = 1
     statistic: str = "median"
@@ -95,6 +97,7 @@ class TuneConfig:
     busy_repeats: int = 2
     min_idle: int = 2
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    target: str = "write"
 
     def options_for(self, strategy: str) -> dict[str, Any]:
         """The options the config sets for ``strategy`` (none: the strategy's defaults)."""
@@ -107,7 +110,7 @@ class BackendConfig:
 
     name: str = "mpi"
     sim_system: str = "hopper"
-    noise: float = 0.0
+    noise: float = 1.0
     replay_data: Path | None = None
     replay_time_column: str = "write_time"
     replay_cores_column: str = "cores"
@@ -370,7 +373,7 @@ MODEL_SHORTHAND = {"top_k": 1, "top_k_refit": 1, "refit_rounds": 0, "max_terms":
 def _tune(raw: Any) -> TuneConfig:
     t = _Section(raw, "tune", (*MODEL_SHORTHAND, "repetitions", "statistic", "strategy",
                                "budget", "seed", "state_aware", "busy_repeats", "min_idle",
-                               "options"))
+                               "options", "target"))
     state_aware = t.raw.get("state_aware", False)
     if not isinstance(state_aware, bool):
         raise ConfigError(f"tune.state_aware: {state_aware!r} is not true or false")
@@ -389,6 +392,7 @@ def _tune(raw: Any) -> TuneConfig:
         busy_repeats=t.int("busy_repeats", 2, minimum=0) or 0,
         min_idle=t.int("min_idle", 2) or 2,
         options=options,
+        target=t.text("target", "write", TARGETS) or "write",
     )
 
 
@@ -426,7 +430,7 @@ def _backend(raw: Any, base: Path) -> BackendConfig:
     return BackendConfig(
         name=b.text("name", "mpi", BACKENDS) or "mpi",
         sim_system=b.text("system", "hopper") or "hopper",
-        noise=b.number("noise", 0.0),
+        noise=b.number("noise", 1.0),
         replay_data=data_path,
         replay_time_column=b.text("replay_time_column", "write_time") or "write_time",
         replay_cores_column=b.text("replay_cores_column", "cores") or "cores",

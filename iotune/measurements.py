@@ -32,8 +32,14 @@ if TYPE_CHECKING:
     from iotune.store_cache import Part, Snapshot
     from iotune.store_segments import MemorySegment
 
-#: The phases of a write whose times a record may carry, ``total`` being open to close.
-PHASES = ("total", "open", "write", "close")
+#: The phases whose times a record may carry: the write's (``total`` being its open to
+#: close) and the read's (``read_total`` being its open to close).
+PHASES = ("total", "open", "write", "close", "read_total", "read_open", "read", "read_close")
+#: What a search can minimise: the write's time, the read's, or both added (see
+#: :meth:`PhaseTimes.for_target`).
+TARGETS = ("write", "read", "total")
+#: The flat-row column (:meth:`Measurement.row`) holding each target's time.
+TARGET_COLUMNS = {"write": "write_time", "read": "read_time", "total": "io_time"}
 
 #: Identity columns of a flat row, in order (see :meth:`Measurement.row`).
 IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
@@ -43,12 +49,17 @@ IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "co
 
 @dataclass(frozen=True)
 class PhaseTimes:
-    """Seconds spent in each phase; None where the run did not say (e.g. replayed runs)."""
+    """Seconds spent in each phase; None where the run did not say (e.g. replayed runs, or
+    the write of a run that timed only its read)."""
 
     total: float | None = None
     open: float | None = None
     write: float | None = None
     close: float | None = None
+    read_total: float | None = None
+    read_open: float | None = None
+    read: float | None = None
+    read_close: float | None = None
 
     @classmethod
     def from_json(cls, times: Mapping[str, Any] | None) -> PhaseTimes:
@@ -56,17 +67,38 @@ class PhaseTimes:
         return cls(**{p: _number(times.get(p)) for p in PHASES})
 
     def text(self) -> str:
-        """``open/write/close`` in seconds to three digits, ``?`` where unknown."""
-        return "/".join("?" if t is None else f"{t:.3g}"
-                        for t in (self.open, self.write, self.close))
+        """``open/write/close`` in seconds to three digits, ``?`` where unknown; a read
+        phase follows as ``read open/read/close``."""
+        parts = []
+        if self.read_total is None or self.total is not None:
+            parts.append("/".join(_seconds(t) for t in (self.open, self.write, self.close)))
+        if self.read_total is not None:
+            parts.append("read " + "/".join(_seconds(t) for t in (self.read_open, self.read,
+                                                                   self.read_close)))
+        return " ".join(parts)
+
+    def for_target(self, target: str) -> float | None:
+        """The time ``target`` minimises: ``write`` the write's open to close, ``read`` the
+        read's, ``total`` their sum (the two are separated by a barrier, so the sum of
+        their maxima over ranks is the run's time); None where the run did not time it."""
+        if target == "write":
+            return self.total
+        if target == "read":
+            return self.read_total
+        if target != "total":
+            raise ValueError(f"target {target!r} is not one of {', '.join(TARGETS)}")
+        if self.total is None or self.read_total is None:
+            return None
+        return self.total + self.read_total
 
 
 @dataclass(frozen=True)
 class Measurement:
     """One run of one configuration, as the store records it.
 
-    ``ok`` runs have ``times.total`` (seconds, open to close) and a bandwidth; failed runs
-    have an ``error``. :attr:`record` is the stored JSON object, for fields few readers
+    ``ok`` runs have ``times.total`` (seconds, open to close of the write) and a bandwidth,
+    or, when they timed only a read, ``times.read_total`` and ``read_bandwidth_mib_s``;
+    failed runs have an ``error``. :attr:`record` is the stored JSON object, for fields few readers
     need (hints in effect, file-system facts, the search's tags): ``raw`` when given, else
     what ``load`` returns, called once on first use.
     """
@@ -84,6 +116,8 @@ class Measurement:
     bandwidth_mib_s: float | None = None
     bytes_written: int | None = None
     error: str | None = None
+    bytes_read: int | None = None
+    read_bandwidth_mib_s: float | None = None
     state: str | None = None
     schema_version: int = SCHEMA_VERSION
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
@@ -103,6 +137,7 @@ class Measurement:
         ``keep`` False leaves out a copy of the whole record (``record`` is then empty)."""
         result = record.get("result") or {}
         written = result.get("bytes_written")
+        read = result.get("bytes_read")
         probe = record.get("probe") or {}
         return cls(
             kernel=str(record.get("kernel", "")),
@@ -118,6 +153,8 @@ class Measurement:
             bandwidth_mib_s=_number(result.get("bandwidth_mib_s")),
             bytes_written=int(written) if written is not None else None,
             error=record.get("error"),
+            bytes_read=int(read) if read is not None else None,
+            read_bandwidth_mib_s=_number(result.get("read_bandwidth_mib_s")),
             state=probe.get("state") if probe else record.get("state"),
             schema_version=int(record.get("schema_version", SCHEMA_VERSION)),
             raw=dict(record) if keep else {},
@@ -129,23 +166,38 @@ class Measurement:
 
     @property
     def ok(self) -> bool:
-        """A successful run with a positive total time."""
-        return self.status == "ok" and self.times.total is not None and self.times.total > 0
+        """A successful run with a positive write or read time."""
+        return self.ok_for("write") or self.ok_for("read")
+
+    def ok_for(self, target: str) -> bool:
+        """A successful run with a positive time for ``target`` (see :data:`TARGETS`)."""
+        time = self.times.for_target(target)
+        return self.status == "ok" and time is not None and time > 0
 
     @property
     def time_s(self) -> float:
-        """The total time of a successful run (ValueError for a failed one)."""
-        if not self.ok or self.times.total is None:
-            raise ValueError(f"measurement {self.record.get('id', '?')}: no time "
-                             f"(status {self.status})")
-        return self.times.total
+        """The write's total time of a successful run (ValueError for a failed one or one
+        that timed only its read; :meth:`time_for` chooses the target)."""
+        return self.time_for("write")
+
+    def time_for(self, target: str) -> float:
+        """The time ``target`` minimises, of a successful run that timed it (ValueError
+        otherwise)."""
+        time = self.times.for_target(target)
+        if self.status != "ok" or time is None or time <= 0:
+            raise ValueError(f"measurement {self.record.get('id', '?')}: no time for target "
+                             f"{target} (status {self.status})")
+        return time
 
     def row(self) -> dict[str, Any]:
         """One flat row: identity columns, settings and params by name, result figures.
 
         Result columns: ``write_time`` (open-to-close seconds), ``open_time``,
         ``write_phase_time``, ``close_time``, ``bandwidth_mib_s``, ``bytes_written``,
-        ``file_size_gib``.
+        ``file_size_gib``, then the read phase's: ``read_time`` (open-to-close seconds),
+        ``read_open_time``, ``read_phase_time``, ``read_close_time``,
+        ``read_bandwidth_mib_s``, ``bytes_read``, and ``io_time`` (write plus read, when
+        both were timed). Runs without a read phase have None in the read columns.
         """
         row: dict[str, Any] = {key: self.record.get(key) for key in IDENTITY_COLUMNS}
         row.update(self.settings)
@@ -157,6 +209,13 @@ class Measurement:
         row["bandwidth_mib_s"] = self.bandwidth_mib_s
         row["bytes_written"] = self.bytes_written
         row["file_size_gib"] = self.bytes_written / 2**30 if self.bytes_written else None
+        row["read_time"] = self.times.read_total
+        row["read_open_time"] = self.times.read_open
+        row["read_phase_time"] = self.times.read
+        row["read_close_time"] = self.times.read_close
+        row["read_bandwidth_mib_s"] = self.read_bandwidth_mib_s
+        row["bytes_read"] = self.bytes_read
+        row["io_time"] = self.times.for_target("total")
         return row
 
 
@@ -296,6 +355,10 @@ class StoreIndex:
                             for m in self.appended)
             self._tail = build_segment(data, self.snapshot.end, self.snapshot.records)
         return self._tail
+
+
+def _seconds(value: float | None) -> str:
+    return "?" if value is None else f"{value:.3g}"
 
 
 def _number(value: Any) -> float | None:

@@ -33,11 +33,16 @@ import numpy as np
 from iotune.store_columns import ABSENT, Piece, encode
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
-FORMAT = 1
+#: 2: the read phase's times, bandwidth and bytes.
+FORMAT = 2
 MEASUREMENT, OTHER, UNREADABLE = "m", "p", "x"
 ROW_COLUMNS = ("@offset", "@length", "@seq")
 #: Fields kept by name beside the measurement's own (readers ask for them).
 EXTRA_FIELDS = ("tune_id", "strategy", "elapsed_s")
+
+#: The read phase's fields of a measurement (None for a run without one).
+READ_COLUMNS = ("@read_total", "@read_open", "@read", "@read_close", "@read_bandwidth",
+                "@bytes_read")
 
 PartitionKey = tuple[str, str, str, str]
 
@@ -60,7 +65,7 @@ def measurement_columns() -> tuple[str, ...]:
 
     return (*ROW_COLUMNS, *IDENTITY_COLUMNS, "@settings", "@params", "@total", "@open",
             "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
-            *(f"@{name}" for name in EXTRA_FIELDS))
+            *(f"@{name}" for name in EXTRA_FIELDS), *READ_COLUMNS)
 
 
 def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
@@ -79,7 +84,9 @@ def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
     return (MEASUREMENT, m.kernel, m.backend, m.campaign), (
         *(record.get(key) for key in IDENTITY_COLUMNS), m.settings, m.params, times.total,
         times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
-        m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS))
+        m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS),
+        times.read_total, times.read_open, times.read, times.read_close,
+        m.read_bandwidth_mib_s, m.bytes_read)
 
 
 class Segment:

@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 #: The columns :meth:`Measurement.row` adds after settings and params, from cached fields.
 RESULT_COLUMNS = {"write_time": "@total", "open_time": "@open", "write_phase_time": "@write",
                   "close_time": "@close", "bandwidth_mib_s": "@bandwidth",
-                  "bytes_written": "@bytes", "file_size_gib": "@bytes"}
+                  "bytes_written": "@bytes", "file_size_gib": "@bytes",
+                  "read_time": "@read_total", "read_open_time": "@read_open",
+                  "read_phase_time": "@read", "read_close_time": "@read_close",
+                  "read_bandwidth_mib_s": "@read_bandwidth", "bytes_read": "@bytes_read",
+                  "io_time": "@total"}
 GIB = 2**30
 _IDENTITY = frozenset(IDENTITY_COLUMNS)
 
@@ -112,7 +116,10 @@ def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: b
     ordered = _first_seen(firsts, trailing)
     data: dict[str, Any] = {}
     for name in ordered:
-        if name in RESULT_COLUMNS:
+        if name == "io_time":
+            pieces = [_sum(part.piece("@total").take(picked),
+                           part.piece("@read_total").take(picked)) for part, picked in chosen]
+        elif name in RESULT_COLUMNS:
             pieces = [_result(name, part.piece(RESULT_COLUMNS[name]).take(picked))
                       for part, picked in chosen]
         elif name == "order":
@@ -207,6 +214,22 @@ def _result(name: str, piece: Piece) -> Piece:
     return Piece(piece.n, numbers=piece.numbers / GIB, nulls=nulls)
 
 
+def _sum(first: Piece, second: Piece) -> Piece:
+    """``first + second`` where both are numbers, else null (``io_time``)."""
+    valid = np.zeros(first.n, dtype=bool)
+    if first.numbers is not None and second.numbers is not None:
+        valid = np.ones(first.n, dtype=bool)
+        for piece in (first, second):
+            if piece.nulls is not None:
+                valid &= piece.nulls == NUMBER
+    if not valid.any():
+        return Piece(first.n, codes=np.zeros(first.n, dtype=np.int32), uniques=[None])
+    assert first.numbers is not None and second.numbers is not None
+    total = first.numbers.astype(np.float64) + second.numbers.astype(np.float64)
+    nulls = None if valid.all() else np.where(valid, NUMBER, NULL).astype(np.int8)
+    return Piece(first.n, numbers=total, nulls=nulls)
+
+
 def measurements_of(journal: Path, parts: Sequence[Part], rows: RowFilter = all_rows
                     ) -> list[Measurement]:
     """The measurements of the chosen rows of ``parts``, in store order.
@@ -223,22 +246,27 @@ def measurements_of(journal: Path, parts: Sequence[Part], rows: RowFilter = all_
 
 FIELDS = ("cores", "config_key", "rep", "status", "error", "@settings", "@params", "@total",
           "@open", "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
-          "@offset", "@length", "@seq")
+          "@offset", "@length", "@seq", "@read_total", "@read_open", "@read", "@read_close",
+          "@read_bandwidth", "@bytes_read")
 
 
 def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int, Measurement]]:
     _kind, kernel, backend, campaign = part.info.key
     columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist() for name in FIELDS]
     for (cores, key, rep, status, error, settings, params, total, open_, write, close, bw,
-         written, schema, state, offset, length, seq) in zip(*columns, strict=True):
+         written, schema, state, offset, length, seq, read_total, read_open, read, read_close,
+         read_bw, read_bytes) in zip(*columns, strict=True):
         yield seq, Measurement(
             kernel=kernel, cores=int(_value(cores) or 0), backend=backend,
             status="" if status is ABSENT else str(status),
             settings=settings if isinstance(settings, dict) else {},
             params=params if isinstance(params, dict) else {},
             config_key=str(_value(key) or ""), campaign=campaign, rep=int(_value(rep) or 0),
-            times=PhaseTimes(_value(total), _value(open_), _value(write), _value(close)),
+            times=PhaseTimes(_value(total), _value(open_), _value(write), _value(close),
+                             _value(read_total), _value(read_open), _value(read),
+                             _value(read_close)),
             bandwidth_mib_s=_value(bw), bytes_written=_value(written), error=_value(error),
+            bytes_read=_value(read_bytes), read_bandwidth_mib_s=_value(read_bw),
             state=_value(state), schema_version=int(schema),
             load=partial(read_record, journal, offset, length))
 

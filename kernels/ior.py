@@ -12,6 +12,9 @@ words, the word at byte offset ``o`` (a multiple of 8) holding ``o + (tag << 48)
 ``tag`` is 0 for the shared file and ``rank + 1`` for a rank's own file. So any byte can be
 checked knowing only its offset and file.
 
+With ``--access read`` or ``both`` each rank reads back its own transfers, with the same
+api, transfer size and collective setting as the write (see :mod:`kit.readback`).
+
 Run ``mpiexec -n 4 python ior.py --help`` for the command line.
 """
 
@@ -28,9 +31,9 @@ from typing import Any, Protocol
 import numpy as np
 
 try:
-    from kit import arguments, harness, hdf5, mpi, mpiio
+    from kit import arguments, harness, hdf5, mpi, mpiio, readback
 except ImportError:  # imported as iotune_kernels.ior
-    from iotune_kernels.kit import arguments, harness, hdf5, mpi, mpiio
+    from iotune_kernels.kit import arguments, harness, hdf5, mpi, mpiio, readback
 
 KERNEL = "ior"
 APIS = ("posix", "mpiio", "hdf5")
@@ -91,6 +94,12 @@ def pattern_bytes(offset: int, length: int, tag: int) -> np.ndarray:
     words = np.arange(first, last, dtype="<u8") * np.uint64(8) + np.uint64(tag << 48)
     start = offset - first * 8
     return words.view(np.uint8)[start : start + length]
+
+
+def pattern_bytes_at(offsets: np.ndarray, tag: int) -> np.ndarray:
+    """The bytes at byte ``offsets`` (int64 array) of a file with data tag ``tag``."""
+    words = (offsets // 8) * 8 + (tag << 48)
+    return ((words >> ((offsets % 8) * 8)) & 0xFF).astype(np.uint8)
 
 
 class Filler:
@@ -260,6 +269,8 @@ def write_pattern(
     """
     watch = mpi.Stopwatch()
     filler = Filler(pattern.transfer_size, pattern.tag)
+    if ctx.args.api == "hdf5":
+        hdf5.load()  # importing h5py is start-up, not part of opening the file
     ctx.comm.Barrier()
     with watch.phase("open"):
         writer = open_writer(ctx, pattern, path, comm)
@@ -274,6 +285,34 @@ def write_pattern(
             writer.sync()
         writer.close()
     return watch.phases, hints, source, details
+
+
+def read_pattern(
+    ctx: harness.RunContext, pattern: Pattern, path: Path, comm: Any
+) -> tuple[readback.ReadPhases, dict[str, str], str, dict[str, Any]]:
+    """Timed read of this rank's transfers with the write's api, transfer size and
+    collective setting; the file must be settled (:func:`kit.readback.settle`).
+
+    Returns the phases, the hints in effect on the file opened for reading, how they were
+    read, and the ``read_check`` report (KernelError, exit 1, on a mismatch on any rank).
+    """
+    api = ctx.args.api
+
+    def open_reader() -> readback.Reader:
+        if api == "posix":
+            return readback.PosixReader(path)
+        if api == "mpiio":
+            return readback.MpiioReader(path, comm, ctx.info, ctx.collective)
+        return readback.Hdf5Reader(path, comm, ctx.info, hdf5.Hdf5Options.from_args(ctx.args),
+                                   DATASET, ctx.collective)
+
+    if api == "hdf5":
+        hdf5.load()
+    check = readback.ReadCheck(pattern.rank)
+    phases, hints, source = readback.read_transfers(
+        open_reader, ctx.comm, pattern.offsets(), pattern.transfer_size, check, path.name,
+        lambda offsets: pattern_bytes_at(offsets, pattern.tag))
+    return phases, hints, source, check.finish(ctx.comm)
 
 
 def verify_pattern(
@@ -342,9 +381,10 @@ def build_parser() -> arguments.KernelArgumentParser:
         description=(
             "IOR-style write: each rank writes SEGMENTS blocks of BLOCK bytes in write calls "
             "of TRANSFER bytes, to one shared file or one file per rank, through POSIX, "
-            "MPI-IO or HDF5. Total bytes = ranks x segments x block size."
+            "MPI-IO or HDF5. Total bytes = ranks x segments x block size. With --access read "
+            "or both, each rank reads its transfers back with the same api and size."
         ),
-        epilog=harness.COMMON_EPILOG
+        epilog=harness.COMMON_EPILOG + readback.READ_EPILOG
         + "\napi notes:\n  posix ignores --collective and MPI-IO hints (they are still "
         "recorded); HDF5 settings\n  (--alignment ...) need --api hdf5.\n",
     )
@@ -384,6 +424,7 @@ def build_parser() -> arguments.KernelArgumentParser:
         metavar="yes|no",
         help="one file per rank (yes) or one shared file (no, default)",
     )
+    readback.add_arguments(pattern)
     harness.add_common_arguments(parser, collective_default=False)
     return parser
 
@@ -406,7 +447,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def run(ctx: harness.RunContext) -> harness.Outcome:
-    """The ior kernel body: timed write, then optional verification."""
+    """The ior kernel body: write (timed unless ``--access read``), read back (timed, with
+    ``--access read|both``), then optional verification."""
     args = ctx.args
     pattern = Pattern(
         rank=ctx.rank,
@@ -419,6 +461,13 @@ def run(ctx: harness.RunContext) -> harness.Outcome:
     comm = mpi.mpi().COMM_SELF if args.file_per_process else ctx.comm
     path = ctx.run_dir / pattern.file_name(args.api)
     phases, hints, source, extra = write_pattern(ctx, pattern, path, comm)
+    if readback.reads(args.access):
+        cache = readback.settle(ctx.comm, [path])
+        read, read_hints, read_source, check = read_pattern(ctx, pattern, path, comm)
+        extra.update(readback.result_fields(ctx.comm, args.access, phases, read,
+                                            pattern.bytes_per_rank * ctx.size, cache, check))
+        if not readback.writes_timed(args.access):
+            phases, hints, source = mpi.Phases(), read_hints, read_source
     verify = verify_pattern(ctx, pattern, path, comm) if args.verify else None
     return harness.Outcome(
         bytes_written=pattern.bytes_per_rank * ctx.size,
@@ -430,6 +479,7 @@ def run(ctx: harness.RunContext) -> harness.Outcome:
             "segments": args.segments,
             "file_per_process": args.file_per_process,
             "files": ctx.size if args.file_per_process else 1,
+            "access": args.access,
         },
         hints_in_effect=hints,
         hints_source=source + (" (rank 0's file)" if args.file_per_process else ""),

@@ -11,8 +11,12 @@ Values are a pure function of (global particle index ``g``, timestep ``t``, data
     x = 0.5 m + t        y = 0.25 m + 2t      z = 0.125 m + 3t      id_1 = (g + t) mod 2**31
     id_2 = m + 0.5 t     px = -0.5 m - t      py = 0.5 m + 0.25 + t pz = m + 4t
 
+With ``--access read`` or ``both`` the file is read back the way h5bench's read benchmark
+and BD-CATS read it: each rank reads its slab of each of the eight datasets of every
+timestep (see :mod:`kit.readback`).
+
 Run ``mpiexec -n 4 python vpicio.py --help`` for the command line. ``write_particles``
-is the timed write path, importable on its own.
+is the timed write path, ``read_particles`` the timed read path, each importable on its own.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from typing import Any
 import numpy as np
 
 try:
-    from kit import arguments, harness, hdf5, mpi
+    from kit import arguments, harness, hdf5, mpi, readback
 except ImportError:  # imported as iotune_kernels.vpicio
-    from iotune_kernels.kit import arguments, harness, hdf5, mpi
+    from iotune_kernels.kit import arguments, harness, hdf5, mpi, readback
 
 KERNEL = "vpic"
 FILE_NAME = "vpic.h5"
@@ -71,7 +75,11 @@ class Layout:
 
 def particle_values(name: str, start: int, count: int, timestep: int) -> np.ndarray:
     """Values of dataset ``name`` for global particles ``start .. start+count-1``."""
-    index = np.arange(start, start + count, dtype=np.int64)
+    return values_at(name, np.arange(start, start + count, dtype=np.int64), timestep)
+
+
+def values_at(name: str, index: np.ndarray, timestep: int) -> np.ndarray:
+    """Values of dataset ``name`` for the global particles ``index`` (int64 array)."""
     if name == "id_1":
         return ((index + timestep) % (1 << 31)).astype("<i4")
     scale, offset, step = _FLOAT_FORMULA[name]
@@ -155,6 +163,40 @@ def _write_timestep(
     group.close()
 
 
+def read_particles(
+    comm: Any,
+    path: Path,
+    info: Any,
+    options: hdf5.Hdf5Options,
+    layout: Layout,
+    timesteps: int,
+    *,
+    collective: bool,
+    on_open: Callable[[Any], None] | None = None,
+) -> tuple[readback.ReadPhases, dict[str, Any]]:
+    """Timed read of this rank's slab of every dataset of every timestep; collective.
+
+    The file must have been written by :func:`write_particles` and settled
+    (:func:`kit.readback.settle`). Reads go collective or independent like the writes.
+    A sample of every read is compared with the formulas (untimed); a mismatch on any rank
+    raises ``KernelError`` (exit 1) on every rank. Returns this rank's phases and the
+    ``read_check`` report.
+    """
+    check = readback.ReadCheck(int(comm.rank))
+    names = [(f"Timestep_{t}/{name}", dtype) for t in range(timesteps) for name, dtype in DATASETS]
+
+    def expected(where: str, numbers: np.ndarray) -> np.ndarray:
+        group, name = where.split("/")
+        return values_at(name, numbers, int(group.removeprefix("Timestep_")))
+
+    phases = readback.read_datasets(
+        comm, path, info, options, names,
+        readback.Slab(layout.offset, layout.count, layout.total), check, expected,
+        collective=collective, on_open=on_open,
+    )
+    return phases, check.finish(comm)
+
+
 def verify_particles(comm: Any, path: Path, layout: Layout, timesteps: int) -> dict[str, Any]:
     """Read back every dataset (each rank its own slab) and compare with the formulas.
 
@@ -220,9 +262,10 @@ def build_parser() -> arguments.KernelArgumentParser:
             "Timestep_<t> with datasets x y z id_1 id_2 px py pz (32 bytes per particle); "
             "each rank writes its particles as one contiguous slab of every dataset. All "
             "timesteps' data is generated before the timed region, so each rank needs "
-            "32 x particles-per-rank x timesteps bytes of memory."
+            "32 x particles-per-rank x timesteps bytes of memory. With --access read or "
+            "both, each rank reads its slab of every dataset back (h5bench's read pattern)."
         ),
-        epilog=harness.COMMON_EPILOG,
+        epilog=harness.COMMON_EPILOG + readback.READ_EPILOG,
     )
     layout = parser.add_argument_group("particle layout")
     layout.add_argument(
@@ -240,12 +283,14 @@ def build_parser() -> arguments.KernelArgumentParser:
         metavar="T",
         help="number of timesteps, one group each (default 1)",
     )
+    readback.add_arguments(layout)
     harness.add_common_arguments(parser, collective_default=True)
     return parser
 
 
 def run(ctx: harness.RunContext) -> harness.Outcome:
-    """The vpic kernel body: generate, write (timed), read hints, optionally verify."""
+    """The vpic kernel body: generate, write (timed unless ``--access read``), read back
+    (timed, with ``--access read|both``), read hints, optionally verify."""
     args = ctx.args
     options = hdf5.Hdf5Options.from_args(args)
     layout = compute_layout(ctx.comm, args.particles_per_rank)
@@ -265,10 +310,26 @@ def run(ctx: harness.RunContext) -> harness.Outcome:
         steps,
         layout,
         collective=ctx.collective,
-        fsync=ctx.fsync,
+        fsync=ctx.fsync or not readback.writes_timed(args.access),
         on_open=on_open,
     )
     del steps
+    read_fields: dict[str, Any] = {}
+    if readback.reads(args.access):
+        cache = readback.settle(ctx.comm, [path])
+
+        def on_read_open(h5file: Any) -> None:
+            if not readback.writes_timed(args.access):
+                seen["hints"], seen["source"] = hdf5.h5file_hints(h5file, path, ctx.comm,
+                                                                  ctx.info)
+
+        read, check = read_particles(ctx.comm, path, ctx.info, options, layout, args.timesteps,
+                                     collective=ctx.collective, on_open=on_read_open)
+        read_fields = readback.result_fields(
+            ctx.comm, args.access, phases, read, BYTES_PER_PARTICLE * layout.total
+            * args.timesteps, cache, check)
+        if not readback.writes_timed(args.access):
+            phases = mpi.Phases()
     verify = verify_particles(ctx.comm, path, layout, args.timesteps) if args.verify else None
     import h5py
 
@@ -281,6 +342,7 @@ def run(ctx: harness.RunContext) -> harness.Outcome:
             "particles_total": layout.total,
             "datasets": [name for name, _ in DATASETS],
             "file": FILE_NAME,
+            "access": args.access,
         },
         hints_in_effect=seen["hints"],
         hints_source=seen["source"],
@@ -289,6 +351,7 @@ def run(ctx: harness.RunContext) -> harness.Outcome:
             "hdf5_version": hdf5.hdf5_version(),
             "h5py_version": h5py.version.version,
             "hdf5_settings_in_effect": seen["hdf5"],
+            **read_fields,
         },
     )
 

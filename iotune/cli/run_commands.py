@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from iotune import interrupt
 from iotune.backends import RunRequest, make_backend
 from iotune.cli.common import (
     backend_options,
@@ -18,6 +19,7 @@ from iotune.cli.common import (
     resolve_config,
     with_backend,
     with_command,
+    with_kernel,
 )
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
@@ -46,6 +48,10 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     summary["open/write/close_s"] = measurement.times.text()
     summary["bandwidth_MiB/s"] = measurement.bandwidth_mib_s
     summary["bytes_written"] = measurement.bytes_written
+    if measurement.times.read_total is not None:  # a run with a read phase (docs/reads.md)
+        summary["read_time_s"] = measurement.times.read_total
+        summary["read_bandwidth_MiB/s"] = measurement.read_bandwidth_mib_s
+        summary["bytes_read"] = measurement.bytes_read
     settings = {k: describe_value(k, v) for k, v in record["settings"].items()}
     summary["settings"] = settings or "defaults"
     hints = result.get("hints_in_effect") or {}
@@ -60,9 +66,13 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
 
 @click.command("run")
 @config_option
-@click.option("--kernel", "kernel_name", help="Kernel to run (default: the config's).")
+@click.option("--kernel", "kernel_name",
+              help="Kernel to run (default: the config's) or a proxy file from 'iotune proxy' "
+                   "(its arguments, its fixed settings unless --set overrides them, and its "
+                   "ranks unless --cores is given).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1), required=True, help="MPI ranks.")
+@click.option("--cores", type=click.IntRange(min=1),
+              help="MPI ranks; required unless a proxy file gives them.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="A setting, e.g. --set cb_nodes=2 --set cb_buffer_size=4MiB "
                    "--set hint.romio_no_indep_rw=true. Repeat for several.")
@@ -77,7 +87,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
 @click.option("--dry-run", is_flag=True, help="Print the exact command line; run nothing.")
 @format_option("table", ("table", "json", "yaml"))
 def run_command(config_path: Path | None, kernel_name: str | None, app_command: str | None,
-                metric: str | None, cores: int,
+                metric: str | None, cores: int | None,
                 sets: tuple[str, ...], args: tuple[str, ...], reps: int,
                 backend_name: str | None, sim_system: str | None, noise: float | None,
                 replay_data: Path | None,
@@ -88,15 +98,21 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     Example:
       iotune run --kernel vpic --cores 4 --set cb_nodes=2 --set romio_cb_write=disable
       iotune run --command './my_app -o {scratch}/out.h5' --cores 4 --set cb_nodes=2
+      iotune run --kernel proxy.yaml --cores 4
     """
     if kernel_name and app_command:
         raise ConfigError("--kernel and --command: give one (--command runs your program)")
     config = with_backend(resolve_config(config_path), backend_name, sim_system, noise, replay_data)
+    config, proxy_ranks = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)
-    spec = get_kernel(kernel_name or config.kernel.name, "--kernel")
-    base_params = config.kernel.args if spec.name == config.kernel.name else {}
-    params = spec.normalise_params({**base_params, **parse_assignments(args, "--arg")}, "--arg")
-    settings = normalise_settings(parse_assignments(sets, "--set"), "--set")
+    cores = cores or proxy_ranks
+    if cores is None:
+        raise ConfigError("--cores: missing; give the number of MPI ranks")
+    spec = get_kernel(config.kernel.name)
+    params = spec.normalise_params({**config.kernel.args, **parse_assignments(args, "--arg")},
+                                   "--arg")
+    settings = normalise_settings({**_proxy_settings(kernel_name),
+                                   **parse_assignments(sets, "--set")}, "--set")
     spec.check_settings(settings, "--set")
     check_configuration(settings, cores, config.system.limits, "--set")
     backend = make_backend(config)
@@ -107,12 +123,15 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     remove_orphaned_runs(backend)
     store = None if no_store else Store(store_path or config.store)
     records = []
-    for rep in range(reps):
-        progress(f"iotune: run {rep + 1}/{reps}: {spec.name} at {cores} ranks ({backend.name})")
-        record = backend.measure(request, rep)
-        if store is not None:
-            record = store.append({"campaign": "run", **record})
-        records.append(record)
+    with interrupt.handling_signals():
+        for rep in range(reps):
+            interrupt.check()
+            progress(f"iotune: run {rep + 1}/{reps}: {spec.name} at {cores} ranks "
+                     f"({backend.name})")
+            record = backend.measure(request, rep)
+            if store is not None:
+                record = store.append({"campaign": "run", **record})
+            records.append(record)
     summaries = [summarise(r) for r in records]
     if fmt == "table":
         emit(None, fmt, text="\n\n".join(render_pairs(s) for s in summaries))
@@ -124,13 +143,23 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
         raise SystemExit(1)
 
 
+def _proxy_settings(kernel_name: str | None) -> dict[str, Any]:
+    """The settings a proxy file fixes (none for a kernel name)."""
+    from iotune.darshan import is_proxy_path, read_proxy
+
+    if kernel_name is None or not is_proxy_path(kernel_name):
+        return {}
+    return dict(read_proxy(kernel_name).settings)
+
+
 @click.command("results")
 @config_option
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="Store to read (default: the config's).")
 @click.option("--kernel", help="Only this kernel.")
 @click.option("--cores", type=int, help="Only this scale.")
-@click.option("--failed", "include_failed", is_flag=True, help="Include failed runs.")
+@click.option("--failed", "include_failed", is_flag=True,
+              help="Include failed runs and interrupted ones (killed from outside iotune).")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write all selected rows to FILE (.csv or .parquet) instead of printing.")
 @format_option("table")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import click
 import yaml
 
+from iotune import interrupt
 from iotune.apply import FORMATS as APPLY_FORMATS
 from iotune.apply import load_tuned, render
 from iotune.backends import make_backend
@@ -31,10 +33,12 @@ from iotune.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.racing import CONFIDENCE
 from iotune.settings import describe_value
 from iotune.slurm import current_allocation
+from iotune.slurm import job_id as slurm_job_id
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.terminal import Progress, make_progress
 from iotune.train import (
+    CampaignInterrupted,
     Task,
     check_fits_allocation,
     describe_settings,
@@ -44,6 +48,8 @@ from iotune.train import (
 )
 from iotune.train.jobscript import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.tune import TuneResult, tune
+from iotune.tune.result import TARGET_TIMES
+from iotune.tune.target import with_target
 
 
 def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
@@ -71,14 +77,21 @@ def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
               help="Write a Slurm job script that runs this campaign, and exit.")
 @click.option("--partition", help="Slurm partition for --emit-sbatch.")
 @click.option("--account", help="Slurm account for --emit-sbatch.")
-@click.option("--retry-failed", is_flag=True, help="Run again the tasks that failed before.")
+@click.option("--retry-failed", is_flag=True,
+              help="Measure again the runs recorded as failed (runs killed from outside "
+                   "iotune are always measured again).")
+@click.option("--target", type=click.Choice(["write", "read", "total"]),
+              help="The time to minimise and model: write (default), read (read-back; the "
+                   "kernel runs with access read) or total (write then read; access both). "
+                   "Default: the config's tune.target.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 def train_command(config_path: Path | None, kernel_name: str | None,
                   app_command: str | None, metric: str | None,
                   backend_name: str | None, sim_system: str | None,
                   noise: float | None, replay_data: Path | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, partition: str | None,
-                  account: str | None, retry_failed: bool, no_color: bool) -> None:
+                  account: str | None, retry_failed: bool, target: str | None,
+                  no_color: bool) -> None:
     """Measure the training design of the config at every scale, into the store.
 
     Resumable: rerun the same command after a crash or a time limit and it skips every run
@@ -93,6 +106,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     config = with_backend(config, backend_name, sim_system, noise, replay_data)
     config, _ = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)
+    config = with_target(config, target)
     plans = plan_campaign(config)
     store = Store(config.store)
     per_run = seconds_per_run(store, config.kernel.name)
@@ -118,13 +132,29 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     backend = make_backend(config)
     remove_orphaned_runs(backend)
     todo = sum(t.ident not in done for p in plans for t in p.tasks)
-    with make_progress(todo, "train", no_color=no_color) as bar:
-        counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
-                              progress=lambda *args: _train_progress(bar, *args))
+    try:
+        with interrupt.handling_signals(), \
+                make_progress(todo, "train", no_color=no_color) as bar:
+            counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
+                                  progress=lambda *args: _train_progress(bar, *args))
+    except CampaignInterrupted as stop:
+        progress(f"iotune: train stopped by {stop.name}: {stop.counts['ran']} run(s) recorded "
+                 f"this time, {stop.remaining} to go, the run in flight discarded; resume with "
+                 f"the same command{_requeue_hint()} (exit status {stop.exit_status})")
+        sys.exit(stop.exit_status)
     progress(f"iotune: train done: {counts['ran']} run(s), {counts['skipped']} already in the "
              f"store, {counts['failed']} failed; store {store.path}")
+    if counts["interrupted"]:
+        progress(f"iotune: {counts['interrupted']} run(s) were killed from outside iotune and "
+                 "are measured again when you rerun the same command")
     if counts["failed"]:
-        progress("iotune: failed runs are recorded with their reason: iotune results --failed")
+        progress("iotune: failed runs are recorded with their reason: iotune results --failed; "
+                 "measure them again with --retry-failed")
+
+
+def _requeue_hint() -> str:
+    job = slurm_job_id()
+    return f" or requeue the job: scontrol requeue {job}" if job else ""
 
 
 def _train_progress(bar: Progress, i: int, n: int, task: Task, record: dict[str, Any] | None,
@@ -136,8 +166,16 @@ def _train_progress(bar: Progress, i: int, n: int, task: Task, record: dict[str,
                     f"{describe_settings(dict(task.request.settings))}{eta_text}", steps=0)
     elif record["status"] == "ok":
         result = record["result"]
+        times = result["times_s"]
+        if times.get("total") is None:  # a run that timed only its read
+            bar.advance(f"-> {_bandwidth_text(result.get('read_bandwidth_mib_s'))}"
+                        f"read {times['read_total']:.2f} s ({record['provenance']})")
+            return
+        read = f", read {times['read_total']:.2f} s" if "read_total" in times else ""
         bar.advance(f"-> {_bandwidth_text(result.get('bandwidth_mib_s'))}"
-                    f"{result['times_s']['total']:.2f} s ({record['provenance']})")
+                    f"{times['total']:.2f} s{read} ({record['provenance']})")
+    elif record["status"] == "interrupted":
+        bar.advance(f"-> INTERRUPTED (measured again on resume): {record['error']}")
     else:
         bar.advance(f"-> FAILED: {record['error']}")
 
@@ -167,9 +205,16 @@ def _duration(seconds: float | None) -> str:
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing earlier tune runs.")
+@click.option("--retry-failed", is_flag=True,
+              help="Measure again the configurations whose earlier tune runs failed (by "
+                   "default a recorded failure is reused as the answer).")
 @click.option("--state-aware/--no-state-aware", default=None,
               help="Probe the storage state before each run, repeat runs made while it was "
                    "busy and rank on idle-state runs (default: the config's tune.state_aware).")
+@click.option("--target", type=click.Choice(["write", "read", "total"]),
+              help="The time to minimise and model: write (default), read (read-back; the "
+                   "kernel runs with access read) or total (write then read; access both). "
+                   "Default: the config's tune.target.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tuned configuration YAML here.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
@@ -179,8 +224,9 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
                  replay_data: Path | None,
-                 launcher: str | None, fresh: bool, state_aware: bool | None,
-                 output: Path | None, no_color: bool, fmt: str) -> None:
+                 launcher: str | None, fresh: bool, retry_failed: bool,
+                 state_aware: bool | None, target: str | None, output: Path | None,
+                 no_color: bool, fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
 
     With the default 'model' strategy: fit the empirical model on the store's training
@@ -196,6 +242,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)
+    config = with_target(config, target)
     cores = cores or proxy_ranks
     if cores is None:
         raise ConfigError("--cores: missing; give the target scale in ranks")
@@ -203,11 +250,18 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     remove_orphaned_runs(backend)
     store = Store(config.store)
     started = time.monotonic()
-    with make_progress(None, "tune", no_color=no_color) as bar:
-        result = tune(config, backend, store, kernel=config.kernel.name,
-                      cores=cores, strategy=strategy, budget=budget,
-                      strategy_options=parse_assignments(options, "--option"), fresh=fresh,
-                      progress=lambda m: bar.log(f"iotune: {m}"), state_aware=state_aware)
+    try:
+        with interrupt.handling_signals(), make_progress(None, "tune", no_color=no_color) as bar:
+            result = tune(config, backend, store, kernel=config.kernel.name,
+                          cores=cores, strategy=strategy, budget=budget,
+                          strategy_options=parse_assignments(options, "--option"), fresh=fresh,
+                          progress=lambda m: bar.log(f"iotune: {m}"), state_aware=state_aware,
+                          retry_failed=retry_failed)
+    except interrupt.Interrupted as stop:
+        progress(f"iotune: tune stopped by {stop.name}; the runs finished so far are in "
+                 f"{store.path} and the run in flight was discarded; rerun the same command "
+                 f"to continue: it reuses them{_requeue_hint()} (exit status {stop.exit_status})")
+        sys.exit(stop.exit_status)
     tuned = result.to_tuned()
     if result.model is not None:
         stats = result.model.stats
@@ -227,7 +281,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
 def _tune_text(result: TuneResult) -> str:
     label = {"mpi": "measured", "sim": "SIMULATED", "replay": "REPLAYED"}[result.backend]
     lines = [f"Tuned {result.kernel} at {result.cores} ranks ({label}, {result.system}, "
-             f"strategy {result.strategy})", ""]
+             f"strategy {result.strategy}, target {result.target}: {TARGET_TIMES[result.target]})",
+             ""]
     predicted = any(e.predicted is not None for e in result.evaluations)
     cv = result.model.stats.cv_rms_relative_error if result.model is not None and \
         result.model.stats is not None else None

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from iotune.kernels.spec import COMMON_PARAMS, KernelParam, KernelSpec
+from iotune.kernels.spec import (
+    ACCESS_MODES,
+    ACCESS_PARAM,
+    COMMON_PARAMS,
+    KernelParam,
+    KernelSpec,
+)
 
 if TYPE_CHECKING:
     from iotune.darshan.match import Variant
@@ -66,16 +72,22 @@ class IorKernel(KernelSpec):
         zero_start = 0 if api == "hdf5" else 1
         write = request_pattern(writers, per_rank, transfer, runs, zero_start)
         name = "ior.00000000" if fpp else "ior"
+        # access read|both reads every transfer back at the offsets it was written to.
+        access = self.access(args)
         return modelled_file(name + (".h5" if api == "hdf5" else ".dat"), writers, ranks,
-                             api=api, write=write, read=write if args["verify"] else None,
+                             api=api, write=None if access == "read" else write,
+                             read=write if args["verify"] else None,
+                             timed_read=None if access == "write" else write,
                              collective=collective and api != "posix",
                              fsync=bool(args["fsync"]), objects=1, datasets=1)
 
-    def match_variants(self, size: int, requests_per_rank: int, reads: bool,
+    def match_variants(self, size: int, requests_per_rank: int, access: str,
                        syncs: bool) -> list[Variant]:
         """Every api with a file per process or a shared file; mpiio and hdf5 shared files
-        also collectively."""
+        also collectively. An application that reads gets variants that time a read
+        (``access`` read or both)."""
         from iotune.darshan.match import Variant
+        from iotune.darshan.search import access_arg
 
         out = []
         for api in APIS:
@@ -85,7 +97,7 @@ class IorKernel(KernelSpec):
                     continue
                 args = {"transfer_size": size, "block_size": size * requests_per_rank,
                         "segments": 1, "api": api, "file_per_process": fpp,
-                        "verify": reads, "fsync": syncs}
+                        "verify": False, "fsync": syncs, **access_arg(access)}
                 out.append(Variant(f"ior-{api}-{layout}", args, collective))
         return out
 
@@ -99,21 +111,25 @@ class IorKernel(KernelSpec):
         return [Gene("api", APIS, False), Gene("transfer_size", sizes),
                 Gene("transfers_per_block", counts), Gene("segments", counts),
                 switch("file_per_process"), switch("collective"), switch("verify"),
-                switch("fsync")]
+                switch("fsync"), Gene("access", ACCESS_MODES, False)]
 
     def proxy_seed(self, size: int, hints: LogHints) -> dict[str, Any]:
-        """All the log's requests in one block of ``size`` transfers."""
+        """All the log's requests in one block of ``size`` transfers, accessed as the log
+        accesses its file."""
         return {"transfer_size": size, "transfers_per_block": hints.requests_per_rank,
-                "segments": 1}
+                "segments": 1, "access": hints.access}
 
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         """POSIX has no collective writes, so ``collective`` is off with it."""
+        from iotune.darshan.search import access_arg
+
         transfer = int(values["transfer_size"])
         args = {"api": values["api"], "transfer_size": transfer,
                 "block_size": transfer * int(values["transfers_per_block"]),
                 "segments": int(values["segments"]),
                 "file_per_process": values["file_per_process"],
-                "verify": values["verify"], "fsync": values["fsync"]}
+                "verify": values["verify"], "fsync": values["fsync"],
+                **access_arg(str(values["access"]))}
         return args, bool(values["collective"]) and values["api"] != "posix"
 
 
@@ -126,5 +142,6 @@ IOR = IorKernel(
         KernelParam("segments", "count", 1, "segments"),
         KernelParam("file_per_process", "bool", False, "one file per rank"),
         *COMMON_PARAMS,
+        ACCESS_PARAM,
     ),
 )

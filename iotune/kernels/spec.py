@@ -114,6 +114,17 @@ class KernelSpec(ABC):
             raise KeyError(f"kernel '{self.name}' has no argument '{name}'")
         return spec.default
 
+    @property
+    def has_reads(self) -> bool:
+        """Whether the program takes ``access`` (can time a read phase)."""
+        return self.param("access") is not None
+
+    def access(self, params: Mapping[str, Any]) -> str:
+        """What a run with ``params`` times: ``write``, ``read`` or ``both`` (``write`` when
+        ``access`` is not given, or for a kernel without a read phase)."""
+        value = params.get("access") if self.has_reads else None
+        return str(value) if value is not None else "write"
+
     def path(self) -> Path:
         """The kernel program's file, from the installed package or the source tree."""
         return Path(str(resources.files("iotune_kernels").joinpath(self.script)))
@@ -185,11 +196,12 @@ class KernelSpec(ABC):
         with the normalised ``args`` on ``ranks`` ranks writes."""
         raise self.unsupported(Feature.DARSHAN)
 
-    def match_variants(self, size: int, requests_per_rank: int, reads: bool,
+    def match_variants(self, size: int, requests_per_rank: int, access: str,
                        syncs: bool) -> list[Variant]:
         """DARSHAN: this kernel's variants for ``iotune match``, sized like an application
-        whose typical request is ``size`` bytes, ``requests_per_rank`` per rank, that reads
-        its data back when ``reads`` and syncs when ``syncs``."""
+        whose typical request is ``size`` bytes, ``requests_per_rank`` per rank, that
+        writes, reads or does both (``access``: write, read or both) and syncs when
+        ``syncs``."""
         raise self.unsupported(Feature.DARSHAN)
 
     def proxy_genes(self, hints: LogHints) -> list[Gene]:
@@ -225,6 +237,15 @@ def _normalise_param(spec: KernelParam, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: {value!r} is not one of {', '.join(spec.choices)}")
     return value.lower()
 
+
+#: What a kernel run times (``access``): see ``kernels/kit/readback.py``.
+ACCESS_MODES = ("write", "read", "both")
+#: The ``access`` argument of the kernels with a read phase. Its default is None, not
+#: ``write``: a run that does not give it is a write, and its configuration key (which
+#: includes the arguments) stays what it was before kernels could read.
+ACCESS_PARAM = KernelParam(
+    "access", "choice", None, "what is timed: write (default), read (read-back of a file "
+    "written untimed beforehand) or both (write, then read)", ACCESS_MODES)
 
 #: The arguments every bundled kernel takes.
 COMMON_PARAMS = (

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from iotune.kernels.spec import COMMON_PARAMS, KernelParam, KernelSpec
+from iotune.kernels.spec import (
+    ACCESS_MODES,
+    ACCESS_PARAM,
+    COMMON_PARAMS,
+    KernelParam,
+    KernelSpec,
+)
 
 if TYPE_CHECKING:
     from iotune.darshan.match import Variant
@@ -59,18 +65,24 @@ class VpicKernel(KernelSpec):
         # With several ranks each slab is its own run (the other ranks' slabs lie between).
         runs = 1 if ranks == 1 else per_rank
         write = request_pattern(ranks, per_rank, size, runs, zero_start_ranks=0)
-        return modelled_file("vpic.h5", ranks, ranks, api="hdf5", write=write,
-                             read=write if args["verify"] else None, collective=collective,
+        # access read|both reads each rank's slab of every dataset back, like the write.
+        access = self.access(args)
+        return modelled_file("vpic.h5", ranks, ranks, api="hdf5",
+                             write=None if access == "read" else write,
+                             read=write if args["verify"] else None,
+                             timed_read=None if access == "write" else write,
+                             collective=collective,
                              fsync=bool(args["fsync"]), objects=(DATASETS + 1) * timesteps,
                              datasets=per_rank)
 
-    def match_variants(self, size: int, requests_per_rank: int, reads: bool,
+    def match_variants(self, size: int, requests_per_rank: int, access: str,
                        syncs: bool) -> list[Variant]:
         from iotune.darshan.match import Variant
+        from iotune.darshan.search import access_arg
 
         args = {"particles_per_rank": max(1, size // BYTES_PER_VALUE),
                 "timesteps": max(1, round(requests_per_rank / DATASETS)),
-                "verify": reads, "fsync": syncs}
+                "verify": False, "fsync": syncs, **access_arg(access)}
         return [Variant("vpic-collective", dict(args), True),
                 Variant("vpic-independent", dict(args), False)]
 
@@ -82,15 +94,19 @@ class VpicKernel(KernelSpec):
         steps = {max(1, round(hints.requests_per_rank / DATASETS))}
         return [Gene("particles_per_rank", tuple(sorted(particles))),
                 Gene("timesteps", tuple(sorted(set(_TIMESTEP_GRID) | steps))),
-                switch("collective"), switch("verify"), switch("fsync")]
+                switch("collective"), switch("verify"), switch("fsync"),
+                Gene("access", ACCESS_MODES, False)]
 
     def proxy_seed(self, size: int, hints: LogHints) -> dict[str, Any]:
-        return {"particles_per_rank": size // BYTES_PER_VALUE}
+        return {"particles_per_rank": size // BYTES_PER_VALUE, "access": hints.access}
 
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+        from iotune.darshan.search import access_arg
+
         args = {"particles_per_rank": int(values["particles_per_rank"]),
                 "timesteps": int(values["timesteps"]),
-                "verify": values["verify"], "fsync": values["fsync"]}
+                "verify": values["verify"], "fsync": values["fsync"],
+                **access_arg(str(values["access"]))}
         return args, bool(values["collective"])
 
 
@@ -100,6 +116,7 @@ VPIC = VpicKernel(
         KernelParam("particles_per_rank", "count", 8 * 2**20, "particles per rank"),
         KernelParam("timesteps", "count", 1, "timesteps (one group each)"),
         *COMMON_PARAMS,
+        ACCESS_PARAM,
     ),
     collective_default=True,
 )

@@ -8,6 +8,11 @@ at small scales and asked about a larger one, as in the paper. Rows without any 
 at the target scale must not make ``cores`` look varied when every row with settings is at
 one scale. Settings with a single value in the remaining data carry no information and are
 left out.
+
+The time modelled is the tuned target's (:data:`iotune.measurements.TARGETS`): the write's
+open-to-close time (``write_time``, the default and the paper's), the read's (``read_time``)
+or both added (``io_time``). Only rows that timed the target are used, so a store holding
+write-only and read runs of a kernel never mixes them in one fit.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from iotune.errors import DataError
+from iotune.measurements import TARGET_COLUMNS, TARGETS
 from iotune.settings import SETTINGS
 from iotune.space import SearchSpace
 
@@ -24,7 +30,23 @@ if TYPE_CHECKING:
 
     from iotune.model import Model
 
-TARGET = "write_time"
+#: The column modelled by default (target ``write``).
+TARGET = TARGET_COLUMNS["write"]
+
+
+def target_column(target: str = "write") -> str:
+    """The flat-row column holding ``target``'s time (ValueError for an unknown target)."""
+    if target not in TARGETS:
+        raise ValueError(f"target {target!r} is not one of {', '.join(TARGETS)}")
+    return TARGET_COLUMNS[target]
+
+
+def timed_rows(frame: pd.DataFrame, target: str = "write") -> pd.DataFrame:
+    """The rows of ``frame`` that timed ``target`` (none if the frame lacks its column)."""
+    column = target_column(target)
+    if column not in frame.columns:
+        return frame.iloc[0:0]
+    return frame[frame[column].notna()]
 
 
 def with_settings(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
@@ -52,9 +74,11 @@ def model_columns(names: Sequence[str], frame: pd.DataFrame) -> tuple[list[str],
     return numeric, categorical
 
 
-def prepare(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Rows with every model column known (a default run has no settings) and a time."""
-    needed = [*columns, TARGET]
+def prepare(frame: pd.DataFrame, columns: list[str], target: str = "write") -> pd.DataFrame:
+    """Rows with every model column known (a default run has no settings) and a time for
+    ``target``."""
+    frame = timed_rows(frame, target)
+    needed = [*columns, target_column(target)]
     usable = frame.dropna(subset=[c for c in needed if c in frame.columns]).copy()
     for name in columns:
         if usable[name].dtype == bool or usable[name].dtype == object:
@@ -63,15 +87,17 @@ def prepare(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def fit_for_space(frame: pd.DataFrame, space: SearchSpace, max_terms: int,
-                  seed: int = 0) -> Model:
-    """Fit the paper's model of write time on ``frame`` over ``space``'s settings."""
-    return fit_for_settings(frame, space.names, max_terms, seed)
+                  seed: int = 0, target: str = "write") -> Model:
+    """Fit the paper's model of ``target``'s time on ``frame`` over ``space``'s settings."""
+    return fit_for_settings(frame, space.names, max_terms, seed, target=target)
 
 
 def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
                      seed: int = 0, *, configurations_per_term: int = 1,
-                     monotone_completion: bool = True, interactions: bool = True) -> Model:
-    """Fit the paper's model of write time on ``frame`` over the settings ``names``.
+                     monotone_completion: bool = True, interactions: bool = True,
+                     target: str = "write") -> Model:
+    """Fit the paper's model of ``target``'s time (write by default) on ``frame`` over the
+    settings ``names``, from the rows that timed it.
 
     ``max_terms`` is lowered to what the number of distinct configurations can support: one
     term fewer than there are configurations, and at most one term per
@@ -80,11 +106,12 @@ def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
     """
     from iotune.model import fit_model
 
+    frame = timed_rows(frame, target)
     numeric, categorical = model_columns(names, frame)
     if not numeric:
         raise DataError("no numeric setting varies in the training data; the model needs at "
                         "least one (add values to the space and train again)")
-    data = prepare(frame, numeric + categorical)
+    data = prepare(frame, numeric + categorical, target)
     configurations = len(data.drop_duplicates(subset=numeric + categorical))
     terms = max(1, min(max_terms, configurations - 1, len(data) - 1,
                        configurations // configurations_per_term))
@@ -92,6 +119,6 @@ def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
         raise DataError(f"only {len(data)} usable training measurement(s); the model needs at "
                         "least 3 (run 'iotune train' first)")
     actionable = [n for n in numeric if n != "cores"]
-    return fit_model(data, numeric, TARGET, max_terms=terms, actionable=actionable,
+    return fit_model(data, numeric, target_column(target), max_terms=terms, actionable=actionable,
                      categorical=categorical, seed=seed, monotone_completion=monotone_completion,
                      interactions=interactions)

@@ -60,6 +60,8 @@ class SearchContext(ABC):
 
     #: The kernel searched, for messages.
     kernel: str = "?"
+    #: The time minimised and modelled (:data:`iotune.measurements.TARGETS`).
+    target: str = "write"
 
     def __init__(self, candidates: Sequence[Configuration], budget: int | None) -> None:
         self.candidates = list(candidates)

@@ -129,7 +129,8 @@ class ModelGuided(Strategy):
             frame = context.training_frame()
             forecast = None if frame is None else bootstrap_forecast(
                 frame, context.candidate_frame(), names, members=int(self.values["members"]),
-                max_terms=int(self.values["max_terms"]), seed=seed + 1000 * (round_no + 1))
+                max_terms=int(self.values["max_terms"]), seed=seed + 1000 * (round_no + 1),
+                target=context.target)
             size = min(int(self.values["batch"]), context.remaining or len(candidates))
             if forecast is None:
                 chosen = space_filling(candidates, size, seed + round_no + 1, taken=done)
@@ -158,7 +159,8 @@ class ModelGuided(Strategy):
         # Too little variation for a model leaves none: the search itself did not need one.
         with contextlib.suppress(DataError):
             self.notes["model"] = fit_for_settings(frame, names, int(self.values["max_terms"]),
-                                                   int(self.values["seed"]))
+                                                   int(self.values["seed"]),
+                                                   target=context.target)
 
     # ------------------------------------------------------------------ paper
 
@@ -169,7 +171,7 @@ class ModelGuided(Strategy):
         for round_no in range(self.values["refit_rounds"] + 1):
             assert frame is not None  # a context with training data keeps it
             model = fit_for_settings(frame, names, self.values["max_terms"],
-                                     self.values["seed"])
+                                     self.values["seed"], target=context.target)
             predictions = model.predict(context.candidate_frame(), unseen_levels="shared")
             order = np.argsort(predictions, kind="stable")
             chosen: list[Configuration] = []

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iotune.errors import DataError
-from iotune.model.from_measurements import TARGET, fit_for_settings, model_columns, prepare
+from iotune.model.from_measurements import (
+    fit_for_settings,
+    model_columns,
+    prepare,
+    target_column,
+    timed_rows,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,24 +74,27 @@ class Forecast:
 
 
 def bootstrap_forecast(frame: pd.DataFrame, candidates: pd.DataFrame, names: Sequence[str],
-                       *, members: int, max_terms: int, seed: int) -> Forecast | None:
+                       *, members: int, max_terms: int, seed: int, target: str = "write"
+                       ) -> Forecast | None:
     """Fit ``members`` models on bootstrap resamples of ``frame``'s configurations and
     predict every row of ``candidates``.
 
     ``names`` are the settings the model may use; rows of ``frame`` without any (default
     runs) are ignored. Returns None when the data cannot support a model (fewer than three
-    configurations, or no numeric setting varies) or no member could be fitted.
+    configurations, or no numeric setting varies) or no member could be fitted. The time
+    modelled is ``target``'s (see :mod:`iotune.model.from_measurements`).
     """
+    frame = timed_rows(frame, target)
     numeric, categorical = model_columns(names, frame)
     if not numeric:
         return None
-    data = prepare(frame, numeric + categorical)
+    data = prepare(frame, numeric + categorical, target)
     groups = data.groupby(numeric + categorical, sort=False, dropna=False).ngroup().to_numpy()
     configurations = int(groups.max()) + 1 if len(groups) else 0
     if configurations < 3:
         return None
     rows_of = [np.flatnonzero(groups == g) for g in range(configurations)]
-    floor = FLOOR_FRACTION * float(data[TARGET].min())
+    floor = FLOOR_FRACTION * float(data[target_column(target)].min())
     rng = np.random.default_rng(seed)
     logs = []
     for member in range(members):
@@ -94,7 +103,7 @@ def bootstrap_forecast(frame: pd.DataFrame, candidates: pd.DataFrame, names: Seq
         try:
             model = fit_for_settings(sample, names, max_terms, seed + member,
                                      configurations_per_term=CONFIGURATIONS_PER_TERM,
-                                     interactions=False)
+                                     interactions=False, target=target)
         except DataError:
             continue  # a resample without variation in any setting: no member from it
         logs.append(np.log(np.maximum(predict_all(model, candidates), floor)))

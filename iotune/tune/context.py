@@ -20,6 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from iotune import interrupt
 from iotune.backends import Backend, RunRequest
 from iotune.errors import ConfigError
 from iotune.measurements import Measurement, StoreIndex, frame_of
@@ -61,19 +62,21 @@ class Sink(ABC):
 
 class StoreSink(Sink):
     """A store: read once, appended to; earlier ``tune`` measurements of ``backend`` reused
-    unless ``reuse`` is False; training data = the store's measurements of ``kernel`` by
-    ``backend`` (every campaign, this search's included)."""
+    unless ``reuse`` is False (ok and failed ones, only ok ones with ``retry_failed``;
+    interrupted runs never count); training data = the store's measurements of ``kernel``
+    by ``backend`` (every campaign, this search's included)."""
 
-    def __init__(self, index: StoreIndex, *, kernel: str, backend: str, reuse: bool = True
-                 ) -> None:
+    def __init__(self, index: StoreIndex, *, kernel: str, backend: str, reuse: bool = True,
+                 retry_failed: bool = False) -> None:
         self.index, self.kernel, self.backend = index, kernel, backend
         self._earlier = index.by_key(backend=backend, campaign="tune") if reuse else {}
+        self._reused_statuses = ("ok",) if retry_failed else ("ok", "failed")
 
     def record(self, record: dict[str, Any]) -> Measurement:
         return self.index.append(record)
 
     def earlier(self, key: str) -> list[Measurement]:
-        return list(self._earlier.get(key, []))
+        return [m for m in self._earlier.get(key, []) if m.status in self._reused_statuses]
 
     def training_frame(self) -> pd.DataFrame:
         return self.index.training_frame(self.kernel, self.backend)
@@ -115,9 +118,10 @@ class MeasuringContext(SearchContext):
                  params: Mapping[str, Any], candidates: Sequence[Configuration],
                  budget: int | None, repetitions: int = 1, statistic: str = "median",
                  progress: ProgressFn | None = None, strategy: str = "",
-                 state_policy: StatePolicy | None = None) -> None:
+                 state_policy: StatePolicy | None = None, target: str = "write") -> None:
         super().__init__(candidates, budget)
         self.backend, self.sink, self.kernel, self.cores = backend, sink, kernel, cores
+        self.target = target
         self.params = dict(params)
         self.repetitions, self.statistic = repetitions, statistic
         self.progress = progress
@@ -133,7 +137,13 @@ class MeasuringContext(SearchContext):
         return config_key(self.kernel, self.cores, settings, self.params)
 
     def training_frame(self) -> pd.DataFrame | None:
-        return self.sink.training_frame()
+        """The sink's training data; for a read or total target only the rows that timed it."""
+        frame = self.sink.training_frame()
+        if frame is None or self.target == "write":
+            return frame
+        from iotune.model.from_measurements import timed_rows
+
+        return timed_rows(frame, self.target)
 
     def candidate_frame(self) -> pd.DataFrame:
         import pandas as pd
@@ -190,10 +200,12 @@ class MeasuringContext(SearchContext):
         evaluation.times, evaluation.bandwidths, evaluation.failures = [], [], []
         states = []
         for measurement in evaluation.measurements:
-            if measurement.ok:
-                evaluation.times.append(measurement.time_s)
-                evaluation.bandwidths.append(float(measurement.bandwidth_mib_s or 0.0))
+            if measurement.ok_for(self.target):
+                evaluation.times.append(measurement.time_for(self.target))
+                evaluation.bandwidths.append(float(_bandwidth(measurement, self.target) or 0.0))
                 states.append(measurement.state or "unknown")
+            elif measurement.ok:
+                evaluation.failures.append(f"the run did not time the {self.target} target")
             else:
                 evaluation.failures.append(str(measurement.error))
         evaluation.states = states
@@ -208,7 +220,11 @@ class MeasuringContext(SearchContext):
                           + (f", {best:.1f} MiB/s best rep" if best > 0 else ""))
 
     def _measure_once(self, request: RunRequest, rep: int) -> Measurement:
-        """One measurement, tagged with the storage state when state-aware, then recorded."""
+        """One measurement, tagged with the storage state when state-aware, then recorded.
+
+        A stop signal received since the last run ends the search here
+        (:class:`iotune.interrupt.Interrupted`)."""
+        interrupt.check()
         latency = None
         if self.tracker is not None:
             latency = self.backend.probe_before(self.policy.probe_size)
@@ -227,6 +243,17 @@ def _start_tracker(sink: Sink, backend: Backend, policy: StatePolicy) -> StateTr
     if backend.name == "replay":
         raise ConfigError("--state-aware: the replay backend has no storage-state probes")
     return StateTracker(policy, latencies=sink.probe_latencies(policy.probe_size))
+
+
+def _bandwidth(measurement: Measurement, target: str) -> float | None:
+    """MiB/s of ``target``: the write's or the read's bandwidth, or for ``total`` the bytes
+    written and read over the two times added."""
+    if target == "write":
+        return measurement.bandwidth_mib_s
+    if target == "read":
+        return measurement.read_bandwidth_mib_s
+    moved = (measurement.bytes_written or 0) + (measurement.bytes_read or 0)
+    return moved / 2**20 / measurement.time_for(target) if moved else None
 
 
 def _settings_text(settings: Mapping[str, Any]) -> str:

@@ -15,6 +15,12 @@ from iotune.store import PROVENANCE, now_iso
 from iotune.strategies.base import Evaluation
 
 TUNED_SCHEMA_VERSION = 1
+#: What the times of a tuned document measure, by target.
+TARGET_TIMES = {
+    "write": "write open to close (max over ranks)",
+    "read": "read-back open to close (max over ranks); the file was written untimed before",
+    "total": "write open to close plus read-back open to close (each max over ranks)",
+}
 
 
 @dataclass
@@ -38,13 +44,16 @@ class TuneResult:
     runs: int
     reused: int
     elapsed_s: float
-    #: Bytes one run writes; None when the kernel cannot know (a user's program).
+    #: Bytes one run moves in the target's time (written, read, or both for ``total``);
+    #: None when the kernel cannot know (a user's program).
     bytes_written: int | None
     statistic: str
     budget: int | None = None
     spent: int = 0
     best_so_far: list[float] = field(default_factory=list)
     model: Any = None
+    #: The time minimised: write, read or total (see :mod:`iotune.tune.target`).
+    target: str = "write"
 
     @property
     def best(self) -> Evaluation | None:
@@ -105,6 +114,8 @@ class TuneResult:
             "created_at": now_iso(),
             "kernel": self.kernel,
             "kernel_args": self.params,
+            "target": self.target,
+            "target_time": TARGET_TIMES[self.target],
             "cores": self.cores,
             "nodes": self.nodes,
             "system": self.system,

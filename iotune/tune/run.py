@@ -5,7 +5,7 @@ gives with no settings), let the strategy evaluate configurations at the target 
 the budget, race the leaders against the default (:mod:`iotune.racing`), and report the
 best configuration with its speedup over the default. Every measurement is appended to the
 store (campaign ``tune``); measurements of the same configuration already in the store are
-reused unless ``fresh``.
+reused unless ``fresh`` (failed ones too, unless ``retry_failed``; interrupted ones never).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from iotune.store import Store
 from iotune.strategies.base import Strategy, make_strategy, resolve_options
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
 from iotune.tune.result import TuneResult
+from iotune.tune.target import with_target
 from iotune.variability.state import StatePolicy
 
 
@@ -37,7 +38,8 @@ def search_budget(budget: int | None, search: Strategy, tune_cfg: TuneConfig) ->
 def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: int,
          strategy: str | None = None, budget: int | None = None,
          strategy_options: Mapping[str, Any] | None = None, fresh: bool = False,
-         progress: ProgressFn | None = None, state_aware: bool | None = None) -> TuneResult:
+         progress: ProgressFn | None = None, state_aware: bool | None = None,
+         retry_failed: bool = False) -> TuneResult:
     """Measure the default, search at ``cores`` ranks, race the leaders, and return the result.
 
     ``strategy_options`` are the strategy's options given on the command line (over the
@@ -54,6 +56,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     if not candidates:
         raise ConfigError(f"space: no valid configuration at {cores} cores (check cb_nodes "
                           "against the ranks and aggregators_per_node)")
+    config = with_target(config, None, backend=backend.name)
     tune_cfg = config.tune
     name = strategy or tune_cfg.strategy
     search = make_strategy(name, **resolve_options(tune_cfg, name, strategy_options))
@@ -63,12 +66,13 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     context = MeasuringContext(
         backend=backend, kernel=kernel, cores=cores, params=config.kernel.args,
         sink=StoreSink(StoreIndex(store), kernel=kernel, backend=backend.name,
-                       reuse=not fresh),
+                       reuse=not fresh, retry_failed=retry_failed),
         candidates=candidates, budget=None if total is None else max(1, total - reserve),
         repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic,
         progress=progress, strategy=name,
         state_policy=_state_policy(tune_cfg) if (tune_cfg.state_aware if state_aware is None
                                                  else state_aware) else None,
+        target=tune_cfg.target,
     )
     search.prepare(context)
     if progress:
@@ -90,7 +94,8 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         strategy=name, default=default, choice=choice,
         evaluations=sorted(context.evaluations.values(), key=lambda e: e.order),
         runs=context.runs, reused=context.reused, elapsed_s=time.monotonic() - started,
-        bytes_written=_bytes_written(context), statistic=tune_cfg.statistic,
+        bytes_written=_bytes_moved(context), statistic=tune_cfg.statistic,
+        target=tune_cfg.target,
         budget=total, spent=context.spent,
         best_so_far=context.best_so_far, model=search.notes.get("model"),
     )
@@ -100,10 +105,14 @@ def _state_policy(tune_cfg: Any) -> StatePolicy:
     return StatePolicy(max_repeats=tune_cfg.busy_repeats, min_idle=tune_cfg.min_idle)
 
 
-def _bytes_written(context: MeasuringContext) -> int | None:
-    """Bytes one measurement writes: the kernel's bytes per rank times the ranks (None for a
-    kernel that cannot know, a user's program)."""
+def _bytes_moved(context: MeasuringContext) -> int | None:
+    """Bytes one measurement moves in the target's time: the kernel's bytes per rank times
+    the ranks, twice for ``total`` (written, then read back); None for a kernel that cannot
+    know (a user's program)."""
     from iotune.kernels import get_kernel
 
     spec = get_kernel(context.kernel)
-    return spec.bytes_per_rank(context.params) * context.cores if spec.knows_bytes else None
+    if not spec.knows_bytes:
+        return None
+    times = 2 if context.target == "total" else 1
+    return spec.bytes_per_rank(context.params) * context.cores * times

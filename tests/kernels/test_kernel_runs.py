@@ -273,7 +273,7 @@ def test_ior_apis_verify(
     assert result["params"] == {
         "api": api, "block_size": block, "transfer_size": transfer, "segments": segments,
         "file_per_process": file_per_process == "yes",
-        "files": ranks if file_per_process == "yes" else 1,
+        "files": ranks if file_per_process == "yes" else 1, "access": "write",
     }  # fmt: skip
     assert result["collective"] is (collective == "yes")
     if api == "posix":

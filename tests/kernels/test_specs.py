@@ -114,7 +114,7 @@ def test_backend_pattern_is_the_spec_pattern_on_whole_nodes() -> None:
 @pytest.mark.parametrize("kernel", ["ior", "vpic"])
 def test_match_variants_are_sized_like_the_application(kernel: str) -> None:
     spec = get_kernel(kernel)
-    variants = spec.match_variants(64 * KiB, 8, reads=True, syncs=False)
+    variants = spec.match_variants(64 * KiB, 8, access="both", syncs=False)
     assert len({v.name for v in variants}) == len(variants) > 1
     for variant in variants:
         args = spec.normalise_params(variant.args)
