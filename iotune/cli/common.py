@@ -44,7 +44,9 @@ def backend_options(func: F) -> F:
     func = click.option("--replay-data", type=click.Path(dir_okay=False, path_type=Path),
                         help="replay: an iotune store or CSV of recorded measurements.")(func)
     func = click.option("--noise", type=click.FloatRange(min=0),
-                        help="sim: noise level (0 = deterministic; default: the config's).")(func)
+                        help="sim: noise level, 1 = the system's measured run-to-run "
+                             "variability, 0 = deterministic (default: the config's "
+                             "backend.noise, 1).")(func)
     func = click.option("--system", "sim_system",
                         help="sim: system preset (hopper, perlmutter) or a preset YAML file.")(func)
     return click.option("--backend", "backend_name", type=click.Choice(["mpi", "sim", "replay"]),
@@ -116,7 +118,8 @@ def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]
     unless it is the config's kernel) or a proxy file from ``iotune proxy``, whose arguments
     replace the config's and whose pinned settings replace those of the space.
 
-    Returns the config and the proxy's rank count (None when not a proxy).
+    Warns (stderr) when the proxy is below its similarity threshold. Returns the config and
+    the proxy's rank count (None when not a proxy).
     """
     from iotune.config import KernelConfig
     from iotune.darshan import is_proxy_path, read_proxy
@@ -126,6 +129,8 @@ def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]
     if not is_proxy_path(kernel):
         return config.with_overrides(kernel=kernel), None
     proxy = read_proxy(kernel)
+    if proxy.warning():
+        progress(f"iotune: warning: {kernel}: {proxy.warning()}")
     pinned = dict(proxy.settings)
     values = [(n, (pinned.pop(n),) if n in pinned else vals) for n, vals in config.space.values]
     values += [(n, (v,)) for n, v in pinned.items()]

@@ -21,6 +21,6 @@ The driver never imports pydarshan itself: :func:`~iotune.darshan.logfile.read_l
 that in a child process.
 """
 
-from iotune.darshan.proxy import is_proxy_path, load_proxy, read_proxy
+from iotune.darshan.proxy import is_proxy_path, kernel_of, load_proxy, read_proxy
 
-__all__ = ["is_proxy_path", "load_proxy", "read_proxy"]
+__all__ = ["is_proxy_path", "kernel_of", "load_proxy", "read_proxy"]

@@ -16,6 +16,10 @@ module holds the rules every kernel shares:
   ``MPI_File_write_at[_all]`` records; HDF5 adds H5F and H5D records. ``verify`` reads
   every request back after the write (through POSIX, and MPI-IO too under HDF5),
   ``fsync`` syncs once per rank.
+* ``access: read|both`` reads every request back through the kernel's api, collectively
+  when it writes collectively. With ``access: read`` the write that prepares the file is
+  left out of the signature: it stands for the input file the application found on
+  storage, whose writing its own log does not show either.
 * Contiguous, non-interleaved accesses are passed through by ROMIO unchanged (no
   collective buffering or data sieving), so the POSIX requests equal the MPI-IO ones.
 * HDF5 metadata is approximated from what a parallel HDF5 1.10+ file shows in Darshan:
@@ -135,42 +139,57 @@ def _mpiio_requests(layer: _Layer, data: RequestPattern, op: str, collective: bo
     layer.bump(f"INDEP_{op}S", meta)
 
 
-def modelled_file(name: str, ranks: int, nprocs: int, *, api: str, write: RequestPattern,
-                  read: RequestPattern | None, collective: bool, fsync: bool, objects: int,
-                  datasets: int) -> FileCounters:
+def modelled_file(name: str, ranks: int, nprocs: int, *, api: str,
+                  write: RequestPattern | None, read: RequestPattern | None, collective: bool,
+                  fsync: bool, objects: int, datasets: int,
+                  timed_read: RequestPattern | None = None) -> FileCounters:
     """The counters of one file written (and maybe read back) as described.
 
     ``ranks`` access the file out of ``nprocs`` in the job; ``api`` (posix, mpiio or hdf5)
     is the layer the kernel writes through; ``objects`` is the HDF5 objects (groups and
-    datasets) whose headers rank 0 writes, ``datasets`` the H5D records.
+    datasets) whose headers rank 0 writes, ``datasets`` the H5D records. ``write`` None
+    leaves the writing out (a file the run only reads); ``read`` is the ``verify``
+    read-back, ``timed_read`` the kernel's own read (``access: read|both``), which goes
+    through ``api`` with the ``collective`` setting, after the write and before ``verify``.
     """
     hdf5 = api == "hdf5"
+    through_mpiio = api in ("mpiio", "hdf5")
     posix = _Layer("POSIX", "")
-    meta_w_small, meta_w_medium = (3, 3 + objects) if hdf5 else (0, 0)
-    _posix_requests(posix, write, "WRITE", meta_w_small, meta_w_medium)
-    meta_r_small = meta_r_medium = 0
-    if read is not None:
-        if hdf5:
-            meta_r_small, meta_r_medium = 3, read.ranks * (3 + objects) + 1
-        extra = (meta_r_small + meta_r_medium) // 2
-        _posix_requests(posix, read, "READ", meta_r_small, meta_r_medium, extra)
-        posix.bump("RW_SWITCHES", read.ranks)
-    syncs = write.ranks if fsync else 0
+    mpiio = _Layer("MPIIO", "_AGG")
+    meta_w = (3, 3 + objects) if hdf5 else (0, 0)
+    opens = 0
+    if write is not None:
+        _posix_requests(posix, write, "WRITE", *meta_w)
+        _mpiio_requests(mpiio, write, "WRITE", collective, sum(meta_w))
+        opens += write.ranks
+    # (requests, collective, through the api): the kernel's read, then verify's.
+    passes = [(p, coll, via) for p, coll, via in ((timed_read, collective, through_mpiio),
+                                                  (read, False, hdf5)) if p is not None]
+    for n, (data, coll, via_api) in enumerate(passes):
+        meta_small, meta_medium = (3, data.ranks * (3 + objects) + 1) if hdf5 else (0, 0)
+        if n > 0:  # a second pass starts again from each rank's first offset
+            data = RequestPattern(data.ranks, data.per_rank, data.size, data.consecutive,
+                                  data.ranks * (data.per_rank - 1))
+        _posix_requests(posix, data, "READ", meta_small, meta_medium,
+                        (meta_small + meta_medium) // 2)
+        if via_api:
+            _mpiio_requests(mpiio, data, "READ", coll, meta_small + meta_medium)
+        opens += data.ranks
+    if write is not None and passes:
+        posix.bump("RW_SWITCHES", passes[0][0].ranks)
+    syncs = write.ranks if fsync and write is not None else 0
     posix.bump("FSYNCS", syncs)
     fc = FileCounters(name=name, ranks=ranks, nprocs=nprocs, posix=posix.finish())
-    if api in ("mpiio", "hdf5"):
-        mpiio = _Layer("MPIIO", "_AGG")
-        _mpiio_requests(mpiio, write, "WRITE", collective, meta_w_small + meta_w_medium)
-        if read is not None and hdf5:
-            _mpiio_requests(mpiio, read, "READ", False, meta_r_small + meta_r_medium)
+    if through_mpiio:
         mpiio.bump("SYNCS", syncs)
         fc.mpiio = mpiio.finish()
     if hdf5:
-        reads = read.ranks * read.per_rank if read is not None else 0
-        fc.h5f = {"H5F_OPENS": float(write.ranks * (2 if read is not None else 1)),
-                  "H5F_FLUSHES": float(syncs), "H5F_USE_MPIIO": 1.0}
-        fc.h5d = {"H5D_WRITES": float(write.ranks * write.per_rank), "H5D_READS": float(reads),
-                  "H5D_BYTES_WRITTEN": float(write.ranks * write.per_rank * write.size),
+        written = write.ranks * write.per_rank if write is not None else 0
+        size = write.size if write is not None else 0
+        reads = sum(p.ranks * p.per_rank for p, _, _ in passes)
+        fc.h5f = {"H5F_OPENS": float(opens), "H5F_FLUSHES": float(syncs), "H5F_USE_MPIIO": 1.0}
+        fc.h5d = {"H5D_WRITES": float(written), "H5D_READS": float(reads),
+                  "H5D_BYTES_WRITTEN": float(written * size),
                   "H5D_USE_MPIIO_COLLECTIVE": 1.0 if collective else 0.0}
         fc.datasets = datasets
     return fc

@@ -4,7 +4,8 @@ The references are the kernel *variants*, which each kernel's spec lists (ior th
 posix, mpiio or hdf5, shared file or one file per process, independent or collective;
 vpic collective or independent), each
 sized like the application (its most common request size, its requests per rank, its rank
-count, reads back when it reads, syncs when it syncs) and signed analytically; plus the
+count, timing a read when it reads, without the write when it only reads, syncing when it
+syncs) and signed analytically; plus the
 primary signature of any Darshan log of a kernel run the user adds.
 
 Similarities are given under both normalisations: ``pairwise`` (independent of the other
@@ -56,12 +57,11 @@ def catalogue(target: FileCounters, target_vector: np.ndarray) -> list[Reference
     access = int(target.posix.get("POSIX_ACCESS1_ACCESS",
                                   target.mpiio.get("MPIIO_ACCESS1_ACCESS", 0)))
     size = access if access > 0 else (common[0] if common else 2**20)
-    reads = bool(target_vector[FEATURE_INDEX["read_share"]] > 0)
     sync = bool(target_vector[FEATURE_INDEX["sync"]] > 0)
     refs = []
     for kernel in kernels_with(Feature.DARSHAN):
         for variant in get_kernel(kernel).match_variants(size, hints.requests_per_rank,
-                                                         reads, sync):
+                                                         hints.access, sync):
             candidate = Candidate(kernel, variant.args, variant.collective, hints.ranks)
             refs.append(Reference(variant.name, "analytic", signature(kernel_file(candidate)),
                                   candidate))

@@ -8,12 +8,13 @@ towards the application without forbidding anything else. Each kernel's genes, t
 genomes seeded from a log and what a genome means come from its spec
 (:meth:`~iotune.kernels.spec.KernelSpec.proxy_genes`, ``proxy_seed``, ``proxy_args``).
 
-The search is the paper's genetic algorithm, made cheaper and sharper:
+The search is the paper's genetic algorithm (iotune's one, :func:`iotune.evolution.evolve`),
+made cheaper and sharper:
 
 1. the initial population mixes random genomes with genomes seeded from the log values;
 2. each generation keeps the best ``elite`` genomes, and fills the rest by tournament
    selection (``tournament`` contestants), two-point crossover and per-gene mutation
-   (ordered genes step to a neighbouring value, others jump to a random one);
+   (ordered genes mostly step to a neighbouring value, others jump to a random one);
 3. every genome is evaluated once (memoised), and the search stops early at similarity 1
    or after ``patience`` generations without improvement;
 4. the best genome is then polished by coordinate ascent: each gene in turn is set to each
@@ -26,7 +27,7 @@ Everything is deterministic for a given ``seed``.
 
 from __future__ import annotations
 
-import random
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from iotune.darshan.analytic import Candidate, kernel_file
 from iotune.darshan.records import FileCounters
 from iotune.darshan.signature import signature
 from iotune.darshan.similarity import pairwise_similarity
+from iotune.evolution import GeneticOptions, evolve
 from iotune.kernels import Feature, KernelSpec, get_kernel, kernels_with
 
 #: The kernels ``iotune proxy`` searches by default: those with proxy genes.
@@ -74,6 +76,15 @@ class SearchOptions:
     seed: int = 0
     max_bytes_per_rank: int | None = None
 
+    def genetic(self) -> GeneticOptions:
+        """These knobs for :func:`~iotune.evolution.evolve`: two-point crossover, ordered
+        genes stepping to a neighbouring value 70% of the time they mutate, and a stop
+        at similarity 1."""
+        return GeneticOptions(population=self.population, generations=self.generations,
+                              tournament=self.tournament, crossover=self.crossover,
+                              two_point=True, mutation=self.mutation, step=0.7,
+                              elite=self.elite, patience=self.patience, goal=1.0)
+
 
 @dataclass
 class SearchResult:
@@ -94,12 +105,14 @@ class LogHints:
 
     ``sizes`` are its most common request sizes and mean read and write sizes;
     ``requests_per_rank`` is per accessing rank; ``ranks`` is the job's rank count, which
-    every candidate uses (for a file per process, each rank writes its own file).
+    every candidate uses (for a file per process, each rank writes its own file);
+    ``access`` is ``write``, ``read`` or ``both`` as the file was written, read or both.
     """
 
     sizes: tuple[int, ...]
     requests_per_rank: int
     ranks: int
+    access: str = "write"
 
     @classmethod
     def from_file(cls, fc: FileCounters) -> LogHints:
@@ -113,7 +126,22 @@ class LogHints:
             if count > 0 and moved > 0:
                 sizes.add(max(1, round(moved / count)))
         per_rank = max(1, round(max(fc.writes, fc.reads) / max(fc.ranks, 1)))
-        return cls(tuple(sorted(sizes)), per_rank, max(fc.nprocs, fc.ranks, 1))
+        return cls(tuple(sorted(sizes)), per_rank, max(fc.nprocs, fc.ranks, 1),
+                   access_of(fc.bytes_written, fc.bytes_read))
+
+
+def access_arg(access: str) -> dict[str, str]:
+    """The kernel argument for an access mode: none for ``write`` (the default), so a
+    write's arguments, and its configuration key, stay what they were before reads."""
+    return {} if access == "write" else {"access": access}
+
+
+def access_of(written: float, read: float) -> str:
+    """``read`` when only reads moved bytes, ``both`` when reads and writes did, else
+    ``write``."""
+    if read > 0:
+        return "both" if written > 0 else "read"
+    return "write"
 
 
 def genes_for(kernel: str, hints: LogHints) -> list[Gene]:
@@ -181,83 +209,63 @@ def genetic_search(kernel: str, target_file: FileCounters, target: np.ndarray,
     hints = LogHints.from_file(target_file)
     genes = spec.proxy_genes(hints)
     evaluate = _Evaluator(kernel, genes, target, mask, hints.ranks, options.max_bytes_per_rank)
-    rng = random.Random(f"{options.seed}:{kernel}")
+    rng = np.random.default_rng([options.seed, zlib.crc32(kernel.encode())])
     population = _seeds(spec, genes, hints)[: options.population // 2]
     while len(population) < options.population:
-        population.append(tuple(rng.randrange(len(g.values)) for g in genes))
-    best = max(population, key=evaluate)
-    history = [evaluate(best)]
-    stale = generations = 0
-    for generations in range(1, options.generations + 1):
-        ranked = sorted(population, key=evaluate, reverse=True)
-        children = ranked[: options.elite]
-        while len(children) < options.population:
-            a = _tournament(population, evaluate, options.tournament, rng)
-            b = _tournament(population, evaluate, options.tournament, rng)
-            if rng.random() < options.crossover:
-                a, b = _two_point(a, b, rng)
-            children += [_mutate(a, genes, options.mutation, rng),
-                         _mutate(b, genes, options.mutation, rng)]
-        population = children[: options.population]
-        leader = max(population, key=evaluate)
-        if evaluate(leader) > evaluate(best) + 1e-12:
-            best, stale = leader, 0
-        else:
-            stale += 1
-        history.append(evaluate(best))
-        if progress is not None and generations % 10 == 0:
-            progress(f"iotune: {kernel}: generation {generations}, best similarity "
-                     f"{evaluate(best):.4f} ({len(evaluate.cache)} configurations)")
-        if evaluate(best) >= 1.0 - 1e-12 or stale >= options.patience:
-            break
-    genetic = evaluate(best)
-    best = _polish(best, genes, evaluate)
+        population.append(tuple(int(rng.integers(len(g.values))) for g in genes))
+
+    def report(generation: int, best: float) -> None:
+        if progress is not None and generation % 10 == 0:
+            progress(f"iotune: {kernel}: generation {generation}, best similarity "
+                     f"{best:.4f} ({len(evaluate.cache)} configurations)")
+
+    evolution = evolve([len(g.values) for g in genes], population,
+                       lambda genomes: [evaluate(g) for g in genomes],
+                       options.genetic(), rng, ordered=[g.ordered for g in genes],
+                       observe=report)
+    assert evolution is not None  # the fitness never stops the search
+    best = _polish(evolution.best, genes, evaluate)
     return SearchResult(kernel=kernel, candidate=decode(kernel, genes, best, hints.ranks),
-                        similarity=evaluate(best), genetic_similarity=genetic,
-                        evaluations=len(evaluate.cache), generations=generations,
-                        history=history)
-
-
-def _tournament(population: list[tuple[int, ...]], evaluate: _Evaluator, size: int,
-                rng: random.Random) -> tuple[int, ...]:
-    return max((rng.choice(population) for _ in range(size)), key=evaluate)
-
-
-def _two_point(a: tuple[int, ...], b: tuple[int, ...],
-               rng: random.Random) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    i, j = sorted(rng.sample(range(len(a) + 1), 2))
-    return a[:i] + b[i:j] + a[j:], b[:i] + a[i:j] + b[j:]
-
-
-def _mutate(genome: tuple[int, ...], genes: list[Gene], rate: float,
-            rng: random.Random) -> tuple[int, ...]:
-    out = list(genome)
-    for i, gene in enumerate(genes):
-        if rng.random() >= rate:
-            continue
-        size = len(gene.values)
-        if gene.ordered and rng.random() < 0.7:
-            out[i] = min(size - 1, max(0, out[i] + rng.choice((-2, -1, 1, 2))))
-        else:
-            out[i] = rng.randrange(size)
-    return tuple(out)
+                        similarity=evaluate(best), genetic_similarity=evolution.fitness,
+                        evaluations=len(evaluate.cache), generations=evolution.generations,
+                        history=evolution.history)
 
 
 def _polish(genome: tuple[int, ...], genes: list[Gene], evaluate: _Evaluator,
             rounds: int = 20) -> tuple[int, ...]:
-    """Coordinate ascent: try every value of every gene while anything improves."""
+    """Coordinate ascent: try every value of every gene while anything improves; when no
+    single gene does, step two ordered genes at once by one value each (twice the
+    transfers and half the segments moves the same bytes in another pattern, which no
+    single-gene change reaches without first getting worse)."""
     best, score = genome, evaluate(genome)
+    ordered = [i for i, gene in enumerate(genes) if gene.ordered]
+    pairs = [((i, di), (j, dj)) for n, i in enumerate(ordered) for j in ordered[n + 1:]
+             for di in (-1, 1) for dj in (-1, 1)]
     for _ in range(rounds):
         improved = False
         for i, gene in enumerate(genes):
             for value in range(len(gene.values)):
                 trial = (*best[:i], value, *best[i + 1:])
-                trial_score = evaluate(trial)
-                if trial_score > score + 1e-12:
-                    best, score, improved = trial, trial_score, True
+                if evaluate(trial) > score + 1e-12:
+                    best, score, improved = trial, evaluate(trial), True
+        if not improved:
+            for steps in pairs:
+                trial = _stepped(best, genes, steps)
+                if evaluate(trial) > score + 1e-12:
+                    best, score, improved = trial, evaluate(trial), True
+                    break
         if not improved:
             break
     return best
+
+
+def _stepped(genome: tuple[int, ...], genes: list[Gene],
+             steps: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """``genome`` with gene ``i`` moved by ``step`` values for each ``(i, step)``."""
+    out = list(genome)
+    for i, step in steps:
+        out[i] = min(len(genes[i].values) - 1, max(0, out[i] + step))
+    return tuple(out)
 
 
 def search_kernels(target_file: FileCounters, target: np.ndarray, mask: np.ndarray,

@@ -51,6 +51,21 @@ def pairwise_similarity(a: np.ndarray, b: np.ndarray) -> float:
     return cosine(*pairwise_normalise(a, b))
 
 
+def pairwise_gaps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each feature's share of the mismatch of ``a`` and ``b``: its squared difference
+    after pairwise normalisation (0 when the two values are equal, 1 when only one side
+    has the feature), over the sum of them. The shares add up to 1, or are all 0 when the
+    vectors are equal.
+
+    A feature the two sides share exactly gets 0 even though it changes the cosine's
+    norms: only features that differ are named as unmatched.
+    """
+    u, v = pairwise_normalise(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    terms = (u - v) ** 2
+    total = float(terms.sum())
+    return terms / total if total > 1e-12 else np.zeros_like(terms)
+
+
 def similarities(target: np.ndarray, candidates: np.ndarray, method: str) -> np.ndarray:
     """Similarity of ``target`` to each row of ``candidates`` under ``method``.
 

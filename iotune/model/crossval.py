@@ -2,7 +2,9 @@
 
 Folds are drawn over *configurations*, not rows: the replicated measurements of one
 configuration always fall in the same fold, otherwise a held-out row would be predicted
-by a model that saw its twin and the error would look better than it is.
+by a model that saw its twin and the error would look better than it is. The folds are
+scikit-learn's :class:`~sklearn.model_selection.GroupKFold` with the configuration as the
+group, shuffled with the caller's seed.
 """
 
 from __future__ import annotations
@@ -20,19 +22,25 @@ def configuration_ids(columns: list[np.ndarray]) -> np.ndarray:
 
 
 def assign_folds(config_ids: np.ndarray, folds: int, seed: int) -> np.ndarray | None:
-    """Fold number per row (configurations shuffled with ``seed``, dealt round-robin).
+    """Fold number per row: configurations shuffled with ``seed`` and grouped into folds
+    of about equal row counts, every row of a configuration in the same fold.
 
-    Uses ``min(folds, configurations)`` folds; ``None`` when there are fewer than two
-    configurations, so no cross-validation is possible.
+    Uses ``min(folds, configurations)`` folds, numbered from 0, none of them empty;
+    ``None`` when there are fewer than two configurations, so no cross-validation is
+    possible.
     """
+    from sklearn.model_selection import GroupKFold
+
     count = int(config_ids.max()) + 1 if config_ids.size else 0
     k = min(folds, count)
     if k < 2:
         return None
-    order = np.random.default_rng(seed).permutation(count)
-    fold_of_config = np.empty(count, dtype=np.int64)
-    fold_of_config[order] = np.arange(count) % k
-    return fold_of_config[config_ids]
+    splitter = GroupKFold(n_splits=k, shuffle=True, random_state=seed)
+    fold_of_row = np.empty(config_ids.size, dtype=np.int64)
+    rows = np.zeros((config_ids.size, 1))
+    for fold, (_, test) in enumerate(splitter.split(rows, groups=config_ids)):
+        fold_of_row[test] = fold
+    return fold_of_row
 
 
 def cv_relative_error(design: np.ndarray, y: np.ndarray, folds: np.ndarray) -> float:

@@ -1,11 +1,13 @@
 """A genetic algorithm over the search space: the H5Tuner baseline of Behzad et al.
 
-Individuals are candidate configurations. Each generation keeps the best individual
-(elitism), picks parents by binary tournament, mixes them by uniform crossover with
-probability ``crossover``, and resets each setting to a random allowed value with
-probability ``mutation``. A child that breaks a rule of the space (e.g. too many aggregators
-at this scale) is replaced by a random valid candidate. Evaluations are cached by the
-context, so revisiting a configuration costs no budget.
+Individuals are candidate configurations, each setting a gene whose values are the
+setting's values among the candidates. The algorithm is iotune's one genetic algorithm
+(:func:`iotune.evolution.evolve`) with this strategy's options: the best individual goes
+on unchanged (elitism), parents are picked by binary tournament and mixed by uniform
+crossover into one child with probability ``crossover``, and each setting is reset to a
+random allowed value with probability ``mutation``. A child that breaks a rule of the
+space (e.g. too many aggregators at this scale) is replaced by a random valid candidate.
+Evaluations are cached by the context, so revisiting a configuration costs no budget.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from iotune.evolution import GeneticOptions, Genome, evolve
 from iotune.strategies.base import (
     Configuration,
     SearchContext,
@@ -30,7 +33,7 @@ class Genetic(Strategy):
     name = "genetic"
     options = (
         StrategyOption("population", 10, "individuals per generation"),
-        StrategyOption("generations", 15, "generations at most"),
+        StrategyOption("generations", 15, "generations at most (the first one included)"),
         StrategyOption("mutation", 0.15, "probability of mutating each setting"),
         StrategyOption("crossover", 0.8, "probability of crossing two parents"),
         StrategyOption("seed", 0, "random seed"),
@@ -39,53 +42,32 @@ class Genetic(Strategy):
     def search(self, context: SearchContext) -> None:
         rng = np.random.default_rng(self.values["seed"])
         candidates = context.candidates
-        if not candidates:
+        if not candidates or self.values["generations"] < 1:
             return
         names = list(candidates[0])
-        choices = {n: sorted({c[n] for c in candidates}, key=str) for n in names}
-        valid = {context.key(c) for c in candidates}
+        choices: dict[str, list[Any]] = {
+            n: sorted({c[n] for c in candidates}, key=str) for n in names}
+        index = {n: {v: i for i, v in enumerate(vals)} for n, vals in choices.items()}
+        genomes = [tuple(index[n][c[n]] for n in names) for c in candidates]
+        valid = set(genomes)
+
+        def decode(genome: Genome) -> Configuration:
+            return {n: choices[n][i] for n, i in zip(names, genome, strict=True)}
+
+        def fitness(population: list[Genome]) -> list[float]:
+            evaluations = context.evaluate([decode(g) for g in population])
+            # A failed run is the worst fitness; fewer values stop the search (budget).
+            return [-e.statistic if e.statistic is not None else -np.inf for e in evaluations]
+
+        def repair(genome: Genome, rng: np.random.Generator) -> Genome:
+            return genome if genome in valid else genomes[int(rng.integers(len(genomes)))]
+
         size = min(self.values["population"], len(candidates))
         start = rng.choice(len(candidates), size=size, replace=False)
-        population = [candidates[i] for i in start]
-        for _ in range(self.values["generations"]):
-            scores = self._fitness(context, population)
-            if context.exhausted or scores is None:
-                return
-            elite = population[int(np.argmin(scores))]
-            children: list[Configuration] = [elite]
-            while len(children) < size:
-                a = self._tournament(population, scores, rng)
-                b = self._tournament(population, scores, rng)
-                crossing = rng.random() < self.values["crossover"]
-                child = self._cross(a, b, rng) if crossing else dict(a)
-                child = self._mutate(child, choices, rng)
-                if context.key(child) not in valid:
-                    child = candidates[int(rng.integers(len(candidates)))]
-                children.append(child)
-            population = children
-
-    @staticmethod
-    def _fitness(context: SearchContext, population: list[Configuration]) -> list[float] | None:
-        evaluations = context.evaluate(population)
-        if len(evaluations) < len(population):
-            return None  # budget ran out mid-generation
-        return [e.statistic if e.statistic is not None else float("inf") for e in evaluations]
-
-    @staticmethod
-    def _tournament(population: list[Configuration], scores: list[float],
-                    rng: np.random.Generator) -> Configuration:
-        i, j = rng.integers(len(population), size=2)
-        return population[i] if scores[i] <= scores[j] else population[j]
-
-    @staticmethod
-    def _cross(a: Configuration, b: Configuration, rng: np.random.Generator) -> Configuration:
-        return {n: (a[n] if rng.random() < 0.5 else b[n]) for n in a}
-
-    def _mutate(self, child: Configuration, choices: dict[str, list[Any]],
-                rng: np.random.Generator) -> Configuration:
-        out = dict(child)
-        for name, values in choices.items():
-            if rng.random() < self.values["mutation"]:
-                out[name] = values[int(rng.integers(len(values)))]
-        return out
-
+        options = GeneticOptions(population=size,
+                                 generations=self.values["generations"] - 1,
+                                 tournament=2, crossover=self.values["crossover"],
+                                 offspring=1,
+                                 mutation=self.values["mutation"], elite=1)
+        evolve([len(choices[n]) for n in names], [genomes[int(i)] for i in start], fitness,
+               options, rng, repair=repair)
