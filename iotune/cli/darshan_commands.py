@@ -65,6 +65,14 @@ def _trace_options(func: Any) -> Any:
                         help="DXT layer (auto: MPI-IO when traced, else POSIX).")(func)
 
 
+def _min_similarity_option(func: Any) -> Any:
+    from iotune.darshan.proxy import MIN_SIMILARITY
+
+    return click.option("--min-similarity", type=click.FloatRange(0, 1), default=MIN_SIMILARITY,
+                        show_default=True,
+                        help="Warn when the proxy's similarity is below this.")(func)
+
+
 @click.command("profile")
 @_log_argument
 @_threshold_option
@@ -165,11 +173,12 @@ def match_command(log: Path, class_index: int | None, threshold: float,
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-bytes-per-rank", default=None, metavar="BYTES",
               help="Only consider configurations writing at most this much per rank.")
+@_min_similarity_option
 @format_option(choices=FORMATS)
 def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int | None,
                   threshold: float, ignored: tuple[str, ...], population: int,
                   generations: int, seed: int, max_bytes_per_rank: str | None,
-                  fmt: str) -> None:
+                  min_similarity: float, fmt: str) -> None:
     """Find the kernel configuration whose signature is most like the application's.
 
     \b
@@ -178,6 +187,7 @@ def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int 
     of analytic kernel signatures to the application's. Writes a proxy file to tune:
       iotune proxy app.darshan -o proxy.yaml
       iotune tune --kernel proxy.yaml --cores 4
+    Below --min-similarity it warns and names the features it matches least.
     """
     from iotune.darshan.proxy import find_proxy, write_proxy
     from iotune.darshan.search import SEARCH_KERNELS, SearchOptions
@@ -190,9 +200,13 @@ def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int 
     options = SearchOptions(population=population, generations=generations, seed=seed,
                             max_bytes_per_rank=cap)
     progress(f"iotune: searching {', '.join(kernels)} for class {target.chosen.index} of {log}")
-    found = find_proxy(target, kernels, options, progress)
+    found = find_proxy(target, kernels, options, progress, min_similarity)
     write_proxy(output, found.document)
-    data = {**found.document, "output": str(output), "search": found.search_rows()}
+    warning = found.warning
+    if warning:
+        progress(f"iotune: warning: {warning}")
+    data = {**found.document, "output": str(output), "search": found.search_rows(),
+            "warning": warning}
     table = render_table([{k: row[k] for k in ("kernel", "similarity", "genetic_similarity",
                                                "generations", "evaluations")}
                           for row in data["search"]])
@@ -240,8 +254,12 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
               help="Most ranks per run (default 4, never more than the phase had).")
 @click.option("--scratch", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for the kernel's files (default: the config's system.scratch).")
-@click.option("--api", type=click.Choice(["auto", "posix", "mpiio", "hdf5"]), default="auto",
-              show_default=True, help="ior api (auto: mpiio for MPI-IO traces, else posix).")
+@click.option("--api", type=click.Choice(["auto", "posix", "mpiio"]), default="auto",
+              show_default=True, help="I/O interface (auto: mpiio for MPI-IO traces, else "
+                                      "posix).")
+@click.option("--direct", is_flag=True,
+              help="O_DIRECT requests (posix api), for applications that bypass the page "
+                   "cache.")
 @click.option("--max-bytes-per-rank", default="64MiB", show_default=True, metavar="BYTES",
               help="Cap on each rank's bytes per run (fewer requests beyond it).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
@@ -249,18 +267,19 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
 @format_option(choices=FORMATS)
 def characterize_command(log: Path, output: Path, module: str, gap: float,
                          config_path: Path | None, ranks: int | None, scratch: Path | None,
-                         api: str, max_bytes_per_rank: str, repeat: int, fmt: str) -> None:
+                         api: str, direct: bool, max_bytes_per_rank: str, repeat: int,
+                         fmt: str) -> None:
     """Measure this file system's bandwidth for each relevant phase pattern of a trace.
 
     \b
-    Runs the ior kernel for real (MPI, through the configured launcher) once per
-    distinct pattern: transfer size = the phase's request size, one block per rank,
-    shared file or file per process like the phase. Feed the output to 'iotune
-    estimate'.
+    Runs a benchmark for real (MPI, through the configured launcher) once per distinct
+    pattern: transfer size = the phase's request size, one block per rank, shared file
+    or file per process like the phase; writes are timed writing, reads reading data
+    evicted from the page cache. Feed the output to 'iotune estimate'.
     """
-    from iotune.backends.mpi import MpiBackend
     from iotune.darshan.characterize import (
         DEFAULT_MAX_RANKS,
+        PatternBackend,
         characterize,
         ior_api,
         plan,
@@ -271,12 +290,13 @@ def characterize_command(log: Path, output: Path, module: str, gap: float,
 
     cap = _byte_size(max_bytes_per_rank, "--max-bytes-per-rank")
     found = trace_phases(log, module, gap)
-    runs = plan(found.relevant, ior_api(api, found.module), ranks or DEFAULT_MAX_RANKS, cap)
+    runs = plan(found.relevant, ior_api(api, found.module), ranks or DEFAULT_MAX_RANKS, cap,
+                direct)
     config = resolve_config(config_path)
     if scratch is not None:
         config = dataclasses.replace(
             config, system=dataclasses.replace(config.system, scratch=scratch.resolve()))
-    document = characterize(found, runs, MpiBackend(config), repeat, progress)
+    document = characterize(found, runs, PatternBackend(config), repeat, progress)
     write_characterization(output, document)
     table = [{"pattern": r["key"], "ranks": r["ranks"], "bytes": human_bytes(r["bytes"]),
               "bandwidth_MiB_s": (r["bandwidth_bytes_s"] / 2**20

@@ -1,35 +1,42 @@
-"""File-system characterisation: the ior kernel's bandwidth for each phase's pattern.
+"""File-system characterisation: the bandwidth of each phase pattern, writes and reads.
 
-As in the paper, the benchmark is configured from the phase model: transfer size = the
-phase's request size, block = its requests per rank (so one block per rank), one shared
-file or one file per rank like the phase, as many ranks as the phase up to ``max_ranks``,
-and at most ``max_bytes_per_rank`` per rank (fewer requests per rank beyond that). Each
-distinct pattern (operation, request size, file sharing) is measured once per repetition
-with real MPI runs through :class:`~iotune.backends.mpi.MpiBackend`.
+As in the paper (IOR configured from the phase model), each distinct pattern (operation,
+request size, file sharing) is measured by a benchmark run shaped like the phase:
+transfer size = the phase's request size, one block per rank of all its requests, one
+shared file or one file per rank like the phase, as many ranks as the phase up to
+``max_ranks``, and at most ``max_bytes_per_rank`` per rank (fewer requests beyond that).
+The benchmark is :mod:`iotune.darshan.pattern_program`, run for real under the configured
+launcher by :class:`PatternBackend`: write patterns are timed writing a new file, read
+patterns reading a file written, synced and evicted from the page cache just before, so
+a read phase is characterised by reads of storage.
 
-The bandwidth of a pattern is the bytes written divided by the time ranks spent in write
-calls (the kernel's ``write`` phase, slowest rank): the same quantity a DXT phase's wall
-time measures. The ior kernel only writes, so read phases are characterised by the write
-of the same pattern (``measured_as: write``).
+The bandwidth of a pattern is the bytes moved divided by the span of its requests over all
+ranks (earliest start to latest end): the same quantity a DXT phase's wall time measures.
 
-The characterisation file (``schema_version`` 1) that ``iotune estimate`` reads::
+The characterisation file (``schema_version`` 2; version 1 characterised reads by writes)
+that ``iotune estimate`` reads::
 
-    schema_version: 1
+    schema_version: 2
     source_log: app.darshan      # the trace whose phases were characterised
     source_sha256: 3f1c...
     module: DXT_MPIIO            # the traced layer
     gap_s: 0.01
     system: local                # the config's system.name
     fs_type: lustre              # the file system of the scratch directory
+    direct: false                # O_DIRECT requests (page cache bypassed)
     patterns:                    # one per distinct pattern (see measure)
-    - {key: write 1048576 shared, op: write, request_size: 1048576, shared: true,
-       ranks: 4, args: {...}, measured_as: write, runs: 1, bytes: 67108864,
-       bandwidth_bytes_s: 512000000.0, write_time_s: 0.131}
+    - {key: read 1048576 shared, op: read, request_size: 1048576, shared: true,
+       ranks: 4, args: {...}, measured_as: read, runs: 1, bytes: 67108864,
+       bandwidth_bytes_s: 512000000.0, time_s: 0.131}
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import statistics
+import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,22 +44,24 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from iotune.backends.base import Backend, RunRequest
+from iotune.backends.base import RunRequest
 from iotune.darshan.phases import Phase, TracePhases
 from iotune.errors import DataError
-from iotune.kernels import get_kernel
 
 if TYPE_CHECKING:
-    from iotune.backends.mpi import MpiBackend
+    from iotune.config import Config
 
-CHARACTERIZATION_SCHEMA_VERSION = 1
+CHARACTERIZATION_SCHEMA_VERSION = 2
 DEFAULT_MAX_BYTES_PER_RANK = 64 * 2**20
 DEFAULT_MAX_RANKS = 4
+#: The name the pattern runs carry in their RunRequest (not a registered kernel).
+PROGRAM = "pattern"
+PROGRAM_PATH = Path(__file__).with_name("pattern_program.py")
 
 
 @dataclass(frozen=True)
 class PatternRun:
-    """How one phase pattern is measured: the ior arguments and rank count."""
+    """How one phase pattern is measured: the program's arguments and rank count."""
 
     key: str
     op: str
@@ -63,12 +72,16 @@ class PatternRun:
 
 
 def plan(phases: Sequence[Phase], api: str, max_ranks: int = DEFAULT_MAX_RANKS,
-         max_bytes_per_rank: int = DEFAULT_MAX_BYTES_PER_RANK) -> list[PatternRun]:
-    """One ior configuration per distinct pattern of ``phases`` (largest phase decides)."""
+         max_bytes_per_rank: int = DEFAULT_MAX_BYTES_PER_RANK,
+         direct: bool = False) -> list[PatternRun]:
+    """One run per distinct pattern of ``phases`` (the largest phase of a pattern decides
+    its ranks and requests per rank)."""
     if max_ranks < 1:
         raise DataError(f"max ranks {max_ranks}: must be a positive integer")
     if max_bytes_per_rank < 1:
         raise DataError(f"max bytes per rank {max_bytes_per_rank}: must be positive")
+    if direct and api != "posix":
+        raise DataError(f"direct I/O with api {api}: O_DIRECT needs the posix api")
     chosen: dict[str, Phase] = {}
     for phase in phases:
         if phase.request_size <= 0:
@@ -76,77 +89,141 @@ def plan(phases: Sequence[Phase], api: str, max_ranks: int = DEFAULT_MAX_RANKS,
         known = chosen.get(phase.key())
         if known is None or phase.weight > known.weight:
             chosen[phase.key()] = phase
-    spec = get_kernel("ior")
     runs = []
     for key, phase in chosen.items():
         ranks = max(1, min(phase.ranks, max_ranks))
         per_rank = max(1, min(phase.per_rank, max_bytes_per_rank // phase.request_size))
-        params = spec.normalise_params({
-            "api": api, "transfer_size": phase.request_size,
-            "block_size": phase.request_size * per_rank, "segments": 1,
-            "file_per_process": not phase.shared, "fsync": False, "verify": False})
+        params = {"op": phase.op, "api": api, "transfer_size": phase.request_size,
+                  "block_size": phase.request_size * per_rank,
+                  "file_per_process": not phase.shared, "direct": direct}
         runs.append(PatternRun(key, phase.op, phase.request_size, phase.shared, ranks, params))
     return runs
 
 
-def measure(runs: Sequence[PatternRun], backend: Backend, repeat: int = 1,
+def program_argv(params: dict[str, Any], directory: Path, python: str) -> list[str]:
+    """The pattern program's command line (without the launcher) for one run."""
+    def yes(flag: str) -> str:
+        return "yes" if params.get(flag) else "no"
+
+    return [python, str(PROGRAM_PATH), "--dir", str(directory), "--op", str(params["op"]),
+            "--api", str(params["api"]), "--transfer-size", str(params["transfer_size"]),
+            "--block-size", str(params["block_size"]),
+            "--file-per-process", yes("file_per_process"), "--direct", yes("direct")]
+
+
+class PatternBackend:
+    """Runs the pattern program under the config's launcher, in a fresh directory below
+    ``system.scratch`` that is removed afterwards. A failed run is a record, not an
+    exception; an unusable scratch directory is a ConfigError."""
+
+    name = "pattern"
+
+    def __init__(self, config: Config) -> None:
+        from iotune.fsinfo import filesystem_of
+        from iotune.launchers import make_launcher
+
+        self.config = config
+        system = config.system
+        self.launcher = make_launcher(system.launcher, system.launcher_template)
+        self.python = system.python or sys.executable
+        self.fs_type, _ = filesystem_of(system.scratch)
+
+    def command(self, request: RunRequest, directory: Path) -> list[str]:
+        """The exact command line that measures ``request`` in ``directory``."""
+        from iotune.launchers import LaunchRequest
+
+        program = program_argv(dict(request.params), directory, self.python)
+        nodes = self.config.system.limits.nodes_for(request.cores)
+        return self.launcher.argv(LaunchRequest(request.cores, tuple(program), nodes))
+
+    def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
+        """One run: ``{"status", "error", "result", "command"}``."""
+        from iotune.runner import run_command
+        from iotune.scratch import check_scratch
+
+        system = self.config.system
+        scratch = check_scratch(system.scratch, "system.scratch")
+        directory = Path(tempfile.mkdtemp(prefix="iotune-characterize-", dir=scratch))
+        try:
+            argv = self.command(request, directory)
+            outcome = run_command(argv, system.timeout_s,
+                                  env={**os.environ, **dict(system.env)})
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return {"status": "ok" if outcome.ok else "failed", "error": outcome.reason,
+                "result": outcome.result, "command": list(argv), "rep": rep}
+
+
+def measure(runs: Sequence[PatternRun], backend: Any, repeat: int = 1,
             progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Run each pattern ``repeat`` times; one row per pattern with its median bandwidth."""
-    rows = []
-    for run in runs:
-        bandwidths, times, errors = [], [], []
-        nbytes = 0
-        for rep in range(repeat):
+    """Run each pattern ``repeat`` times; one row per pattern with its median bandwidth.
+
+    The repetitions go round the patterns (all patterns once, then again), so a burst of
+    load from other jobs touches one run of several patterns rather than every run of
+    one. ``backend.measure(RunRequest, rep)`` answers with a record whose ``result``
+    holds ``times_s[op]`` and ``bytes_written`` (``bytes_read`` for reads).
+    """
+    bandwidths: list[list[float]] = [[] for _ in runs]
+    times: list[list[float]] = [[] for _ in runs]
+    errors: list[list[str]] = [[] for _ in runs]
+    moved = [0 for _ in runs]
+    for rep in range(repeat):
+        for i, run in enumerate(runs):
             if progress is not None:
                 progress(f"iotune: characterize {run.key} ({run.ranks} ranks, "
                          f"{run.params['block_size']} bytes per rank), run {rep + 1}/{repeat}")
-            record = backend.measure(RunRequest("ior", run.ranks, {}, run.params), rep)
+            record = backend.measure(RunRequest(PROGRAM, run.ranks, {}, run.params), rep)
             result = record.get("result") or {}
-            write_time = float((result.get("times_s") or {}).get("write", 0.0))
-            nbytes = int(result.get("bytes_written", 0))
-            if record.get("status") != "ok" or write_time <= 0 or nbytes <= 0:
-                errors.append(str(record.get("error") or "no write time in the result"))
+            seconds = float((result.get("times_s") or {}).get(run.op, 0.0))
+            nbytes = int(result.get("bytes_written" if run.op == "write" else "bytes_read", 0))
+            moved[i] = nbytes
+            if record.get("status") != "ok" or seconds <= 0 or nbytes <= 0:
+                errors[i].append(str(record.get("error") or f"no {run.op} time in the result"))
                 continue
-            bandwidths.append(nbytes / write_time)
-            times.append(write_time)
+            bandwidths[i].append(nbytes / seconds)
+            times[i].append(seconds)
+    rows = []
+    for i, run in enumerate(runs):
         row: dict[str, Any] = {
             "key": run.key, "op": run.op, "request_size": run.request_size,
             "shared": run.shared, "ranks": run.ranks, "args": dict(run.params),
-            "measured_as": "write", "runs": len(bandwidths), "bytes": nbytes,
+            "measured_as": run.op, "runs": len(bandwidths[i]), "bytes": moved[i],
         }
-        if bandwidths:
-            row["bandwidth_bytes_s"] = statistics.median(bandwidths)
-            row["write_time_s"] = statistics.median(times)
+        if bandwidths[i]:
+            row["bandwidth_bytes_s"] = statistics.median(bandwidths[i])
+            row["time_s"] = statistics.median(times[i])
         else:
-            row["error"] = errors[-1] if errors else "not run"
+            row["error"] = errors[i][-1] if errors[i] else "not run"
         rows.append(row)
     return rows
 
 
 def ior_api(api: str, module: str) -> str:
-    """The ior ``api`` to measure a trace of ``module`` with: ``api`` itself, or for
-    ``auto`` mpiio when the trace is MPI-IO's (``DXT_MPIIO``), else posix."""
+    """The api to measure a trace of ``module`` with: ``api`` itself, or for ``auto``
+    mpiio when the trace is MPI-IO's (``DXT_MPIIO``), else posix."""
     if api != "auto":
         return api
     return "mpiio" if module == "DXT_MPIIO" else "posix"
 
 
-def characterize(phases: TracePhases, runs: Sequence[PatternRun], backend: MpiBackend,
+def characterize(phases: TracePhases, runs: Sequence[PatternRun], backend: Any,
                  repeat: int = 1,
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Measure ``runs`` (:func:`plan` of ``phases``) with ``backend`` and return the
-    characterisation document (module doc), patterns that failed included with their
-    ``error``. DataError when no pattern could be measured at all."""
+    """Measure ``runs`` (:func:`plan` of ``phases``) with ``backend`` (a
+    :class:`PatternBackend`) and return the characterisation document (module doc),
+    patterns that failed included with their ``error``. DataError when no pattern could
+    be measured at all."""
     rows = measure(runs, backend, repeat, progress)
     failed = [r for r in rows if "bandwidth_bytes_s" not in r]
     if not rows or len(failed) == len(rows):
         reason = failed[0].get("error") if failed else "no relevant phase"
         raise DataError(f"{phases.trace.path}: no phase pattern could be measured ({reason})")
+    direct = any(bool(r.params.get("direct")) for r in runs)
     return {"schema_version": CHARACTERIZATION_SCHEMA_VERSION,
             "source_log": str(phases.trace.path), "source_sha256": phases.trace.sha256,
             "module": phases.module, "gap_s": phases.gap_s,
             "system": backend.config.system.name, "fs_type": backend.fs_type,
-            "patterns": rows}
+            "direct": direct, "patterns": rows}
 
 
 def write_characterization(path: Path, document: dict[str, Any]) -> None:

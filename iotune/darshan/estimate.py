@@ -2,9 +2,10 @@
 
 The paper's model: ``time(phase) = weight(phase) / BW(pattern of the phase)`` and the
 application's I/O time is the sum over its phases. ``BW`` comes from ``iotune
-characterize`` (same operation, request size and file sharing; otherwise the measured
-pattern of the same operation and sharing with the closest request size, then any
-pattern with the closest request size, marked ``nearest``).
+characterize`` (same operation, request size and file sharing, so a read phase takes a
+bandwidth measured reading; otherwise the measured pattern of the same operation and
+sharing with the closest request size, then any pattern with the closest request size,
+marked ``nearest``).
 
 The relative error is ``100 * |estimated - measured| / measured``. The measured time of a
 phase is its wall time in the trace; for the total, the sum of the phases' wall times, or
@@ -40,6 +41,9 @@ def read_characterization(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except (yaml.YAMLError, UnicodeDecodeError, IsADirectoryError):
         raise DataError(f"{where}: not a characterisation file (YAML from "
                         "'iotune characterize')") from None
+    if isinstance(raw, dict) and raw.get("schema_version") == 1:
+        raise DataError(f"{where}: schema_version 1 characterised read phases by writes; "
+                        "measure again with 'iotune characterize'")
     if not isinstance(raw, dict) or raw.get("schema_version") != CHARACTERIZATION_SCHEMA_VERSION:
         raise DataError(f"{where}: not a characterisation file (schema_version "
                         f"{CHARACTERIZATION_SCHEMA_VERSION} with a patterns list expected)")

@@ -146,3 +146,39 @@ def _text(tmp_path, body):
     path = tmp_path / "trace.txt"
     path.write_text(body)
     return path
+
+
+def _phased_app():
+    """benchmarks/programs/phased_app.py as a module (it imports mpi4py only in main)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "programs" / "phased_app.py"
+    spec = importlib.util.spec_from_file_location("phased_app", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("phased_app", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmark_application_traces_in_the_dxt_text_layout(tmp_path):
+    app = _phased_app()
+    phases = [app.parse_phase("write:1048576:2:shared"), app.parse_phase("read:4096:3:fpp")]
+    gathered = [[(0, "write", r * 2 * MiB + i * MiB, MiB, 0.1 + i * 0.01, 0.109 + i * 0.01)
+                 for i in range(2)]
+                + [(1, "read", i * 4096, 4096, 1.0 + i * 0.001, 1.0005 + i * 0.001)
+                   for i in range(3)] for r in range(2)]
+    trace = tmp_path / "trace.txt"
+    app.write_trace(trace, tmp_path, phases, gathered)
+    ops = read_trace(trace).select("posix")
+    assert len(ops) == 10 and set(ops["module"]) == {"DXT_POSIX"}
+    found = find_phases(ops)
+    assert [(p.op, p.request_size, p.shared, p.ranks, p.weight, p.pattern) for p in found] == [
+        ("write", MiB, True, 2, 4 * MiB, "contiguous"),
+        ("read", 4096, False, 2, 6 * 4096, "contiguous")]
+    assert found[0].duration == pytest.approx(0.119 - 0.1)
+    assert found[1].duration == pytest.approx(1.0025 - 1.0)
+    with pytest.raises(Exception, match="expected op:request_size:requests"):
+        app.parse_phase("copy:1:1")

@@ -107,7 +107,7 @@ def test_human_bytes():
 
 
 class FakeBackend:
-    """Answers each ior run with a fixed write time; runs of ``fail_ranks`` ranks fail."""
+    """Answers each pattern run with a fixed time; runs of ``fail_ranks`` ranks fail."""
 
     def __init__(self, write_time: float, fail_ranks: tuple[int, ...] = ()) -> None:
         self.config = SimpleNamespace(system=SimpleNamespace(name="fake"))
@@ -121,8 +121,10 @@ class FakeBackend:
         if request.cores in self.fail_ranks:
             return {"status": "failed", "error": "exit code 1: boom"}
         moved = request.cores * request.params["block_size"]
-        return {"status": "ok", "result": {"times_s": {"write": self.write_time},
-                                           "bytes_written": moved}}
+        op = request.params["op"]
+        return {"status": "ok", "result": {"times_s": {op: self.write_time},
+                                           f"bytes_{'written' if op == 'write' else 'read'}":
+                                           moved}}
 
 
 def test_characterize_then_estimate(tmp_path):
