@@ -269,7 +269,7 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
     """The record fields of a finished run: which metric, and whether it was found."""
     command = list(outcome.argv)
     if not outcome.ok:
-        return AppRun("failed", outcome.reason, None, command, outcome.elapsed_s,
+        return AppRun(outcome.status, outcome.reason, None, command, outcome.elapsed_s,
                       outcome.stderr_tail)
     io_time = _number((preloaded or {}).get("write_time_s"))
     written = (preloaded or {}).get("bytes_written")

@@ -2,20 +2,33 @@
 
 A crash, a timeout, a missing program or output that is not the kernel's JSON object all
 become a :class:`RunOutcome` with ``ok = False`` and a one-line ``reason``; nothing here
-raises for a failed run, so a campaign keeps going and records the failure.
+raises for a failed run, so a campaign keeps going and records the failure. A run whose
+processes were ended by a terminating signal from outside (:func:`iotune.interrupt.
+ended_by_signal`) is marked ``interrupted``: not the configuration's failure.
+
+When iotune itself is told to stop (:mod:`iotune.interrupt`), the run in flight is killed
+and :class:`~iotune.interrupt.Interrupted` propagates: the run is not recorded at all. If
+the driver dies without a word (SIGKILL), the launched processes get SIGTERM from the
+kernel (``PR_SET_PDEATHSIG``), so no ranks go on writing for nobody.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import functools
 import json
 import os
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from iotune import interrupt
 
 TAIL_CHARS = 2000
 
@@ -32,6 +45,12 @@ class RunOutcome:
     elapsed_s: float
     stderr_tail: str
     stdout: str = ""
+    interrupted: bool = False
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``interrupted`` (ended by a signal from outside) or ``failed``."""
+        return "ok" if self.ok else "interrupted" if self.interrupted else "failed"
 
 
 def run_command(
@@ -53,11 +72,13 @@ def run_command(
         proc = subprocess.Popen(
             list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True,
+            preexec_fn=_die_with_parent(),
         )
     except OSError as exc:
         return _failed(argv, f"cannot start {argv[0]}: {exc.strerror or exc}", None, start, "")
     try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
+        with interrupt.raising():
+            stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         stdout, stderr = proc.communicate()
@@ -69,6 +90,12 @@ def run_command(
         raise
     if proc.returncode != 0:
         last = _last_line(stderr) or "no message on stderr"
+        by = interrupt.ended_by_signal(proc.returncode, stderr)
+        if by is not None:
+            reason = (f"ended by {signal.Signals(by).name} from outside iotune (exit code "
+                      f"{proc.returncode}: {last}); measured again on resume")
+            return _failed(argv, reason, proc.returncode, start, stderr, stdout,
+                           interrupted=True)
         return _failed(argv, f"exit code {proc.returncode}: {last}", proc.returncode, start, stderr,
                        stdout)
     if not expect_json:
@@ -101,11 +128,40 @@ def _last_line(text: str) -> str:
 
 
 def _failed(argv: Sequence[str], reason: str, code: int | None, start: float,
-            stderr: str, stdout: str = "") -> RunOutcome:
+            stderr: str, stdout: str = "", interrupted: bool = False) -> RunOutcome:
     return RunOutcome(tuple(argv), False, None, reason, code, time.monotonic() - start,
-                      (stderr or "")[-TAIL_CHARS:], stdout or "")
+                      (stderr or "")[-TAIL_CHARS:], stdout or "", interrupted)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking Linux to send the child SIGTERM when iotune dies (even of
+    SIGKILL), so a launcher never outlives its driver; None where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return None
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    libc = ctypes.CDLL(name, use_errno=True)
+
+    def set_death_signal() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    return set_death_signal
+
+
+#: Seconds a launcher gets after SIGTERM to end its ranks (srun cancels its job step, mpiexec
+#: signals its proxies) before the whole group is killed.
+TERM_GRACE_S = 3.0
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """End the run's process group: SIGTERM, then SIGKILL after :data:`TERM_GRACE_S`."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=TERM_GRACE_S)
         os.killpg(proc.pid, signal.SIGKILL)

@@ -93,10 +93,11 @@ def parse_slurm_time(text: str) -> float | None:
 
 def render_job_script(directives: Mapping[str, object], body: Sequence[str]) -> str:
     """A bash batch script: ``#SBATCH --NAME=VALUE`` for each directive in order (None
-    values left out), then the ``body`` lines; the text ends with a newline."""
+    values left out, True ones written as the bare flag ``--NAME``), then the ``body``
+    lines; the text ends with a newline."""
     lines = ["#!/bin/bash"]
-    lines += [f"#SBATCH --{name}={value}" for name, value in directives.items()
-              if value is not None]
+    lines += [f"#SBATCH --{name}" if value is True else f"#SBATCH --{name}={value}"
+              for name, value in directives.items() if value is not None]
     return "\n".join([*lines, *body, ""])
 
 

@@ -72,7 +72,7 @@ class MpiBackend(Backend):
             fs_type=self.fs_type,
             finished_at=now_iso(),
             elapsed_s=round(outcome.elapsed_s, 3),
-            status="ok" if outcome.ok else "failed",
+            status=outcome.status,
             error=outcome.reason,
             result=outcome.result,
         )

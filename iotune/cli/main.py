@@ -9,6 +9,7 @@ import click
 
 from iotune import __version__
 from iotune.errors import IotuneError
+from iotune.interrupt import INTERACTIVE_EXIT, Interrupted
 
 
 class IotuneGroup(click.Group):
@@ -22,9 +23,13 @@ class IotuneGroup(click.Group):
                 raise
             click.echo(f"iotune: error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except Interrupted as stop:
+            click.echo(f"iotune: stopped by {stop.name}; what was recorded before is kept, "
+                       "the run in flight was discarded", err=True)
+            sys.exit(stop.exit_status)
         except KeyboardInterrupt:
             click.echo("iotune: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(INTERACTIVE_EXIT)
 
 
 @click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from iotune import __version__
 from iotune.config import Config
+from iotune.interrupt import REQUEUE_EXIT
 from iotune.slurm import render_job_script, slurm_time
 from iotune.store import Store
 from iotune.train.plan import ScalePlan
@@ -17,6 +18,11 @@ from iotune.train.plan import ScalePlan
 DEFAULT_SECONDS_PER_RUN = 60.0
 MARGIN = 1.5
 MINIMUM_SECONDS = 600
+#: Seconds before the time limit at which Slurm signals the job script (``--signal``), so
+#: the job can requeue itself while it still runs. Slurm may send it up to 60 s earlier
+#: than asked; 120 s leaves ``scontrol requeue`` ample time after iotune stops, which takes
+#: well under a second (it kills the run in flight rather than waiting for it).
+REQUEUE_SIGNAL_LEAD_S = 120
 
 
 def seconds_per_run(store: Store, kernel: str) -> float:
@@ -64,14 +70,32 @@ def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
         "output": config_path.parent / "iotune-train-%j.out",
         "partition": partition or None,
         "account": account or None,
+        "requeue": True,
+        "signal": f"B:TERM@{REQUEUE_SIGNAL_LEAD_S}",
+        "open-mode": "append",  # a requeued start adds to the log instead of replacing it
     }
     scales = ", ".join(str(p.scale.cores) for p in plans)
+    train = f"{shlex.quote(sys.executable)} -m iotune train -c {shlex.quote(str(config_path))}"
     return render_job_script(directives, [
         f"# iotune {__version__} training campaign: {runs} runs at {scales} cores,",
         f"# about {per_run:.0f} s per run. Resubmitting resumes where it stopped.",
-        "set -euo pipefail",
+        "# Near the time limit Slurm sends this script SIGTERM (--signal); it passes it on to",
+        f"# iotune, which stops at once, keeps every run recorded and exits with status "
+        f"{REQUEUE_EXIT};",
+        "# the job then requeues itself and the next start resumes the campaign.",
+        "set -uo pipefail",
         f"cd {shlex.quote(str(config_path.parent))}",
-        f"{shlex.quote(sys.executable)} -m iotune train -c {shlex.quote(str(config_path))}",
+        "trap 'kill -TERM \"$iotune\" 2>/dev/null' TERM",
+        f"{train} &",
+        "iotune=$!",
+        'wait "$iotune"; status=$?',
+        '# a trapped signal ends "wait" early: wait again for iotune\'s own status',
+        'while kill -0 "$iotune" 2>/dev/null; do wait "$iotune"; status=$?; done',
+        f'if [ "$status" -eq {REQUEUE_EXIT} ]; then',
+        '  echo "iotune: requeueing job $SLURM_JOB_ID to resume the campaign"',
+        '  scontrol requeue "$SLURM_JOB_ID"',
+        "fi",
+        'exit "$status"',
     ])
 
 
