@@ -7,10 +7,22 @@ Each rank writes ``segments`` blocks of ``block_size`` bytes, each block in
 * file per process:   segment * block_size + i * transfer_size, in the rank's own file
 
 With ``--api hdf5`` each file holds one 1-D uint8 dataset ``data`` and the offsets above are
-element offsets in it. Data is deterministic: the file is made of little-endian 64-bit
-words, the word at byte offset ``o`` (a multiple of 8) holding ``o + (tag << 48)``, where
-``tag`` is 0 for the shared file and ``rank + 1`` for a rank's own file. So any byte can be
-checked knowing only its offset and file.
+element offsets in it. Data is deterministic and cheap to make (no vector arithmetic per
+transfer, so a POSIX or MPI-IO write needs no numpy). Every transfer starts at a multiple
+of the transfer size ``T`` and its ``T`` bytes are the first ``T`` bytes of the little-endian
+64-bit words ``W0, W1, ...`` with
+
+* ``W0 = (s + (tag << 48)) mod 2**64``, ``s`` the transfer's byte offset in the file (its
+  *header word*, set per transfer), and
+* ``Wk = 8 * k + ((tag mod 2**16) << 48)`` for ``k >= 1`` (a ramp, the same in every
+  transfer of the file: built once),
+
+where ``tag`` is 0 for the shared file and ``rank + 1`` for a rank's own file. So any byte
+can be checked knowing only its offset, the file and ``T``: a transfer written at the wrong
+offset has the wrong header word, another rank's own file has the wrong tag in every word,
+and garbage breaks the ramp. (With ``T < 8`` a transfer holds only the low ``T`` bytes of its
+header word.) :func:`pattern_bytes` and :func:`pattern_bytes_at` are the definition;
+:class:`Filler` and ``benchmarks/c/bare_writer.c`` produce the same bytes.
 
 With ``--access read`` or ``both`` each rank reads back its own transfers, with the same
 api, transfer size and collective setting as the write (see :mod:`kit.readback`).
@@ -22,13 +34,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import struct
 import sys
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where used: a POSIX or MPI-IO write needs none
+    import numpy as np
 
 try:
     from kit import arguments, harness, hdf5, mpi, mpiio, readback
@@ -39,6 +54,9 @@ KERNEL = "ior"
 APIS = ("posix", "mpiio", "hdf5")
 DATASET = "data"
 POSIX_HINTS_SOURCE = "not applicable: the posix api does not use MPI-IO, hints are not passed"
+#: Bytes at the start of each transfer that hold its offset (the header word, see above).
+HEADER_BYTES = 8
+_WORD_MASK = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -88,44 +106,78 @@ class Pattern:
                 yield base + i * self.transfer_size
 
 
-def pattern_bytes(offset: int, length: int, tag: int) -> np.ndarray:
-    """The ``length`` bytes at ``offset`` of a file with data tag ``tag`` (see module doc)."""
-    first, last = offset // 8, (offset + length + 7) // 8
-    words = np.arange(first, last, dtype="<u8") * np.uint64(8) + np.uint64(tag << 48)
-    start = offset - first * 8
-    return words.view(np.uint8)[start : start + length]
+def _tag_bits(tag: int) -> int:
+    """``tag << 48`` as it lands in a 64-bit word."""
+    return (tag << 48) & _WORD_MASK
 
 
-def pattern_bytes_at(offsets: np.ndarray, tag: int) -> np.ndarray:
-    """The bytes at byte ``offsets`` (int64 array) of a file with data tag ``tag``."""
-    words = (offsets // 8) * 8 + (tag << 48)
-    return ((words >> ((offsets % 8) * 8)) & 0xFF).astype(np.uint8)
+def pattern_bytes(offset: int, length: int, tag: int, transfer_size: int) -> np.ndarray:
+    """The ``length`` bytes at ``offset`` of a file with data tag ``tag`` written in
+    transfers of ``transfer_size`` bytes (see the module doc); a uint8 array."""
+    import numpy as np
+
+    first = offset - offset % transfer_size
+    end = offset + length
+    last = end + (-end) % transfer_size
+    count = (last - first) // transfer_size
+    words = (transfer_size + 7) // 8
+    high = np.uint64(_tag_bits(tag))
+    grid = np.empty((count, words), dtype="<u8")
+    grid[:] = np.arange(words, dtype="<u8") * np.uint64(8) + high
+    grid[:, 0] = np.arange(first, last, transfer_size, dtype="<u8") + high
+    data = grid.view(np.uint8).reshape(count, words * 8)[:, :transfer_size].reshape(-1)
+    return data[offset - first : end - first]
+
+
+def pattern_bytes_at(offsets: np.ndarray, tag: int, transfer_size: int) -> np.ndarray:
+    """The bytes at byte ``offsets`` (int64 array) of a file with data tag ``tag`` written
+    in transfers of ``transfer_size`` bytes; a uint8 array."""
+    import numpy as np
+
+    offsets = np.asarray(offsets, dtype=np.int64)
+    within = offsets % transfer_size
+    word_start = np.where(within < 8, offsets - within, within - within % 8)
+    words = word_start.astype(np.uint64) + np.uint64(_tag_bits(tag))
+    shift = ((within % 8) * 8).astype(np.uint64)
+    return ((words >> shift) & np.uint64(0xFF)).astype(np.uint8)
 
 
 class Filler:
-    """Fills one reusable transfer buffer with the pattern at a given offset."""
+    """One reusable transfer buffer: the ramp built once, the header word set per transfer.
+
+    No numpy: the buffer is a ``bytearray`` and :meth:`fill` rewrites its first 8 bytes in
+    place with ``struct.pack_into``, so a transfer costs no copy and no vector arithmetic.
+    """
 
     def __init__(self, transfer_size: int, tag: int) -> None:
         self.transfer_size = transfer_size
         self.tag = tag
-        self._aligned = transfer_size % 8 == 0
         words = (transfer_size + 7) // 8
-        self._ramp = np.arange(words, dtype="<u8") * np.uint64(8)
-        self._words = np.empty(words, dtype="<u8")
+        high = _tag_bits(tag)
+        ramp = array("Q", range(high, high + 8 * words, 8))  # 8k < 2**48: no carry
+        if sys.byteorder == "big":
+            ramp.byteswap()
+        # Whole words, so the header always fits; only the first transfer_size bytes are
+        # written.
+        self._data = bytearray(ramp)
+        self.buffer = memoryview(self._data)[:transfer_size]
 
-    def fill(self, offset: int) -> np.ndarray:
-        """The buffer for the transfer at ``offset`` (valid until the next call)."""
-        if self._aligned and offset % 8 == 0:
-            np.add(self._ramp, np.uint64(offset + (self.tag << 48)), out=self._words)
-            return self._words.view(np.uint8)
-        return pattern_bytes(offset, self.transfer_size, self.tag)
+    def fill(self, offset: int) -> memoryview:
+        """:attr:`buffer` holding the transfer at ``offset`` (valid until the next call)."""
+        struct.pack_into("<Q", self._data, 0, (offset + _tag_bits(self.tag)) & _WORD_MASK)
+        return self.buffer
 
 
 class Writer(Protocol):
-    """One open file of one api; each method is timed by the caller."""
+    """One open file of one api; ``write``, ``sync`` and ``close`` are timed by the caller."""
 
-    def write(self, offset: int, buf: np.ndarray) -> None:
-        """Write ``buf`` at ``offset`` (collective where the api and settings say so)."""
+    def prepare(self, data: memoryview) -> Any:
+        """What :meth:`write` takes for the bytes of ``data`` (untimed, once per buffer; it
+        shares ``data``'s memory, so refilling ``data`` in place refills it)."""
+
+    def write(self, offset: int, buf: Any) -> None:
+        """Write ``buf`` (from :meth:`prepare`) at ``offset`` (collective where the api and
+        settings say so)."""
 
     def sync(self) -> None:
         """Flush to storage (fsync or equivalent)."""
@@ -146,11 +198,13 @@ class PosixWriter:
     def __init__(self, path: Path) -> None:
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
 
-    def write(self, offset: int, buf: np.ndarray) -> None:
-        view = buf.data.cast("B")
+    def prepare(self, data: memoryview) -> memoryview:
+        return data
+
+    def write(self, offset: int, buf: memoryview) -> None:
         done = 0
-        while done < len(view):
-            done += os.pwrite(self.fd, view[done:], offset + done)
+        while done < len(buf):
+            done += os.pwrite(self.fd, buf[done:], offset + done)
 
     def sync(self) -> None:
         os.fsync(self.fd)
@@ -173,7 +227,10 @@ class MpiioWriter:
         self.fh = MPI.File.Open(comm, os.fspath(path), MPI.MODE_CREATE | MPI.MODE_WRONLY, info)
         self.collective = collective
 
-    def write(self, offset: int, buf: np.ndarray) -> None:
+    def prepare(self, data: memoryview) -> list[Any]:
+        return [data, mpi.mpi().BYTE]
+
+    def write(self, offset: int, buf: list[Any]) -> None:
         if self.collective:
             self.fh.Write_at_all(offset, buf)
         else:
@@ -219,6 +276,11 @@ class Hdf5Writer:
         mode = h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT
         self.dxpl.set_dxpl_mpio(mode)
         self._memory_spaces: dict[int, Any] = {}
+
+    def prepare(self, data: memoryview) -> np.ndarray:
+        import numpy as np
+
+        return np.frombuffer(data, dtype=np.uint8)
 
     def write(self, offset: int, buf: np.ndarray) -> None:
         import h5py
@@ -276,8 +338,9 @@ def write_pattern(
         writer = open_writer(ctx, pattern, path, comm)
     hints, source = writer.hints()
     details = writer.details()
+    buf = writer.prepare(filler.buffer)
     for offset in pattern.offsets():
-        buf = filler.fill(offset)
+        filler.fill(offset)  # refills buf in place
         with watch.phase("write"):
             writer.write(offset, buf)
     with watch.phase("close"):
@@ -311,7 +374,8 @@ def read_pattern(
     check = readback.ReadCheck(pattern.rank)
     phases, hints, source = readback.read_transfers(
         open_reader, ctx.comm, pattern.offsets(), pattern.transfer_size, check, path.name,
-        lambda offsets: pattern_bytes_at(offsets, pattern.tag))
+        lambda offsets: pattern_bytes_at(offsets, pattern.tag, pattern.transfer_size),
+        head=HEADER_BYTES)
     return phases, hints, source, check.finish(ctx.comm)
 
 
@@ -328,7 +392,8 @@ def verify_pattern(
     with _reader(ctx.args.api, path, comm) as read:
         for offset in pattern.offsets():
             got = read(offset, pattern.transfer_size)
-            expected = pattern_bytes(offset, pattern.transfer_size, pattern.tag)
+            expected = pattern_bytes(offset, pattern.transfer_size, pattern.tag,
+                                     pattern.transfer_size)
             checked += pattern.transfer_size
             problem = _compare_transfer(got, expected, offset)
             if problem is None:
@@ -342,6 +407,8 @@ def verify_pattern(
 
 def _compare_transfer(got: np.ndarray, expected: np.ndarray, offset: int) -> dict[str, Any] | None:
     """The first differing byte of one transfer (with ``bad`` = how many), or ``None``."""
+    import numpy as np
+
     if got.shape != expected.shape:
         return {"offset": offset, "problem": f"short read of {got.shape[0]} bytes",
                 "bad": expected.shape[0]}  # fmt: skip
@@ -366,6 +433,8 @@ class _reader:
             dset = h5file[DATASET]
             self._close = h5file.close
             return lambda offset, length: dset[offset : offset + length]
+        import numpy as np
+
         fd = os.open(self.path, os.O_RDONLY)
         self._close = lambda: os.close(fd)
         return lambda offset, length: np.frombuffer(os.pread(fd, length, offset), np.uint8)

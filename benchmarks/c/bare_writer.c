@@ -8,12 +8,14 @@
  *   shared file:       offset = (segment * ranks + rank) * block + i * transfer
  *   file per process:  offset = segment * block + i * transfer, in the rank's own file
  *
- * The file is made of little-endian 64-bit words, the word at byte offset o holding
- * o + (tag << 48), tag 0 for the shared file and rank + 1 for a rank's own file.
+ * Data, byte for byte the kernel's: a transfer of T bytes at byte offset s is the first T
+ * bytes of the little-endian 64-bit words W0, W1, ... with W0 = s + (tag << 48) (mod 2^64,
+ * the header word, set per transfer) and Wk = 8k + ((tag mod 2^16) << 48) for k >= 1 (the
+ * ramp, built once); tag 0 for the shared file and rank + 1 for a rank's own file.
  *
  * Timed region (as in the kernel): all ranks meet at a barrier; each rank then times
  *   open   -- open/create the file (HDF5: file, then the one uint8 dataset "data"),
- *   write  -- the write calls only (filling each transfer buffer is not timed),
+ *   write  -- the write calls only (setting each transfer's header word is not timed),
  *   close  -- fsync when --fsync yes (MPI_File_sync / H5Fflush), then close;
  * total = open + write + close per rank. Rank 0 prints one JSON line with the maximum
  * over ranks of each and bandwidth = all bytes / max total (MiB/s). The files are
@@ -129,19 +131,20 @@ static void parse(int argc, char **argv, struct options *o) {
     if (o->block_size % o->transfer_size) fail("%s must divide --block-size", "--transfer-size");
 }
 
-/* The transfer at `offset` of a file with data tag `tag` (see the header). */
-static void fill(unsigned char *buf, long long offset, long long length, uint64_t tag) {
+/* Store `value` little-endian in the 8 bytes at `p`, whatever the host's byte order. */
+static void put_le64(unsigned char *p, uint64_t value) {
+    for (int b = 0; b < 8; b++) p[b] = (unsigned char)(value >> (8 * b));
+}
+
+/* The ramp words W1, W2, ... of a transfer buffer of `words` words (see the header). */
+static void fill_ramp(unsigned char *buf, long long words, uint64_t tag) {
     uint64_t high = tag << 48;
-    if (offset % 8 == 0 && length % 8 == 0) {
-        uint64_t *words = (uint64_t *)buf;
-        for (long long i = 0; i < length / 8; i++) words[i] = (uint64_t)offset + 8 * (uint64_t)i + high;
-        return;
-    }
-    for (long long j = 0; j < length; j++) {
-        long long at = offset + j;
-        uint64_t word = (uint64_t)(at - at % 8) + high;
-        buf[j] = (unsigned char)(word >> (8 * (at % 8)));
-    }
+    for (long long k = 1; k < words; k++) put_le64(buf + 8 * k, 8 * (uint64_t)k + high);
+}
+
+/* The header word W0 of the transfer at `offset` (the buffer has room for a whole word). */
+static void fill_header(unsigned char *buf, long long offset, uint64_t tag) {
+    put_le64(buf, (uint64_t)offset + (tag << 48));
 }
 
 struct writer {
@@ -272,7 +275,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < o.nhints; i++) MPI_Info_set(info, o.hint_keys[i], o.hint_values[i]);
     }
     unsigned char *buf = NULL;
-    if (posix_memalign((void **)&buf, 4096, (size_t)o.transfer_size) != 0) die("posix_memalign", path);
+    long long words = (o.transfer_size + 7) / 8;  /* whole words: the header always fits */
+    if (posix_memalign((void **)&buf, 4096, (size_t)(8 * words)) != 0) die("posix_memalign", path);
+    fill_ramp(buf, words, tag);
 
 #ifdef WITH_HDF5
     /* Start the library before the timed region, as importing h5py does for the kernel. */
@@ -290,7 +295,7 @@ int main(int argc, char **argv) {
         long long base = (segment * nslots + slot) * o.block_size;
         for (long long i = 0; i < per_block; i++) {
             long long offset = base + i * o.transfer_size;
-            fill(buf, offset, o.transfer_size, tag);
+            fill_header(buf, offset, tag);
             t = MPI_Wtime();
             write_at(&w, &o, offset, buf, path);
             phase[1] += MPI_Wtime() - t;

@@ -14,12 +14,16 @@ read may be served from memory. The result records what was done (``read_cache``
 
 Each read call's data is checked against the values the kernel wrote: up to
 :data:`SAMPLES_PER_READ` evenly spaced values of every buffer read (first and last always),
-outside the timed region. A mismatch on any rank ends the run with exit code 1 and one line
+plus the first values a kernel names (``head``: ior's per-transfer header word), outside the
+timed region. A mismatch on any rank ends the run with exit code 1 and one line
 naming the first bad value, so a read that returns garbage can never be reported as fast.
 
 The read phases are timed like the write (``MPI.Wtime`` per rank, maximum over ranks) and
 reported in ``times_s`` as ``read_open``, ``read``, ``read_close`` and ``read_total``; with
 ``--access read`` the write keys (``open``, ``write``, ``close``, ``total``) are absent.
+
+numpy is imported inside the functions that use it: importing this module (for the
+``--access`` flag) loads none, so a write-only POSIX or MPI-IO run of ior loads none.
 """
 
 from __future__ import annotations
@@ -27,17 +31,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import harness, hdf5, mpiio
 from .arguments import choice_word
 from .errors import EXIT_FAILED, KernelError
 from .mpi import MIB, Phases, max_phases, mpi
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ACCESS_MODES = ("write", "read", "both")
 #: Values checked per read call (see the module docstring).
@@ -52,7 +58,8 @@ reads (--access read|both):
   page cache needs root, so on some file systems the read may come from memory). times_s
   then holds read_open, read, read_close and read_total; bytes_read and read_bandwidth_mib_s
   (all bytes read / max read_total) are reported beside the write's figures. Up to 1024
-  evenly spaced values of every read call are compared with what was written; a mismatch
+  evenly spaced values of every read call (for ior also the first 8 bytes of every
+  transfer, which hold its offset) are compared with what was written; a mismatch
   exits with code 1. Data sieving and collective buffering for reads follow
   --romio-ds-read and --romio-cb-read.
 """
@@ -120,7 +127,7 @@ READ_KEYS = ("read_open", "read", "read_close", "read_total")
 def max_read_phases(comm: Any, phases: ReadPhases) -> dict[str, float]:
     """Maximum over ranks of each read phase and of the read total (collective)."""
     MPI = mpi()
-    values = np.array([phases.open, phases.read, phases.close, phases.total], dtype=np.float64)
+    values = array("d", [phases.open, phases.read, phases.close, phases.total])
     comm.Allreduce(MPI.IN_PLACE, values, op=MPI.MAX)
     return dict(zip(READ_KEYS, map(float, values), strict=True))
 
@@ -166,11 +173,15 @@ def settle(comm: Any, paths: Sequence[Path]) -> dict[str, Any]:
 # -- checking what was read ------------------------------------------------------------------
 
 
-def sample_positions(count: int, samples: int = SAMPLES_PER_READ) -> np.ndarray:
-    """Up to ``samples`` evenly spaced positions in ``range(count)``, first and last included."""
+def sample_positions(count: int, samples: int = SAMPLES_PER_READ, head: int = 0) -> np.ndarray:
+    """Up to ``samples`` evenly spaced positions in ``range(count)``, first and last included,
+    plus the first ``head`` positions; sorted, each once."""
+    import numpy as np
+
     if count <= samples:
         return np.arange(count, dtype=np.int64)
-    return np.unique(np.linspace(0, count - 1, samples).round().astype(np.int64))
+    spread = np.linspace(0, count - 1, samples).round().astype(np.int64)
+    return np.union1d(spread, np.arange(min(head, count), dtype=np.int64))
 
 
 class ReadCheck:
@@ -184,11 +195,14 @@ class ReadCheck:
         self._calls = 0
 
     def compare(self, where: str, found: np.ndarray, base: int,
-                expected_at: Callable[[np.ndarray], np.ndarray]) -> None:
+                expected_at: Callable[[np.ndarray], np.ndarray], head: int = 0) -> None:
         """Compare sampled elements of ``found`` (element ``i`` is number ``base + i`` of
-        ``where``) bit for bit with ``expected_at(numbers)``."""
+        ``where``; the first ``head`` always among them) bit for bit with
+        ``expected_at(numbers)``."""
+        import numpy as np
+
         self._calls += 1
-        picks = sample_positions(found.shape[0])
+        picks = sample_positions(found.shape[0], head=head)
         got = np.ascontiguousarray(found[picks])
         want = np.ascontiguousarray(expected_at(picks + base)).astype(found.dtype, copy=False)
         size = found.dtype.itemsize
@@ -272,6 +286,7 @@ def read_datasets(
     dataset ``name``; a sample of each read is checked with it (untimed).
     """
     import h5py
+    import numpy as np
 
     watch = ReadStopwatch()
     memory_space = h5py.h5s.create_simple((slab.count,))
@@ -389,14 +404,18 @@ def read_transfers(
     check: ReadCheck,
     where: str,
     expected_at: Callable[[np.ndarray], np.ndarray],
+    head: int = 0,
 ) -> tuple[ReadPhases, dict[str, str], str]:
     """Timed read of one transfer of ``transfer_size`` bytes at each offset, into one
     reusable buffer; ``comm.Barrier()`` precedes the open (``comm`` is the world).
 
     ``expected_at(byte_offsets)`` gives the bytes written at those offsets of the file; a
-    sample of every transfer is checked with it (untimed). Returns the phases and the
-    hints in effect on the open file with how they were read.
+    sample of every transfer, always including its first ``head`` bytes, is checked with it
+    (untimed). Returns the phases and the hints in effect on the open file with how they
+    were read.
     """
+    import numpy as np
+
     watch = ReadStopwatch()
     buffer = np.empty(transfer_size, dtype=np.uint8)
     comm.Barrier()
@@ -406,7 +425,7 @@ def read_transfers(
     for offset in offsets:
         with watch.phase("read"):
             reader.read(offset, buffer)
-        check.compare(where, buffer, offset, expected_at)
+        check.compare(where, buffer, offset, expected_at, head)
     with watch.phase("close"):
         reader.close()
     return watch.phases, hints, source

@@ -297,8 +297,10 @@ def test_ior_apis_verify(
         data = (only_run_dir(scratch) / files[0]).read_bytes()
         length = segments * block * (1 if file_per_process == "yes" else ranks)
         tag = 1 if file_per_process == "yes" else 0
-        words = np.arange(length // 8, dtype="<u8") * 8 + (tag << 48)
-        assert data == words.tobytes()
+        # per transfer: its offset in the header word, then the ramp 8k (k >= 1), plus the tag
+        words = np.tile(np.arange(transfer // 8, dtype="<u8") * 8, (length // transfer, 1))
+        words[:, 0] = np.arange(0, length, transfer)
+        assert data == (words + np.uint64(tag << 48)).tobytes()
 
 
 VERIFY_CORRUPT_VPIC = textwrap.dedent(
@@ -357,7 +359,7 @@ VERIFY_CORRUPT_IOR = textwrap.dedent(
                 other = ior.Pattern(rank, comm.size, 4096, 1024, 2, False)
                 for offset in other.offsets():
                     out.seek(offset)
-                    out.write(ior.pattern_bytes(offset, 1024, 0).tobytes())
+                    out.write(ior.pattern_bytes(offset, 1024, 0, 1024).tobytes())
             out.seek(3 * 4096 + 1000)
             out.write(b"\\xff")
     comm.Barrier()
@@ -373,11 +375,11 @@ def test_ior_verify_reports_the_first_mismatch(tmp_path: Path) -> None:
     run = run_program(mpiexec(2, "-c", VERIFY_CORRUPT_IOR, str(KERNELS), str(tmp_path / "f")))
     assert run.returncode == 0, run.stderr
     report = run.result()
-    offset = 3 * 4096 + 1000  # segment 1, rank 1
+    offset = 3 * 4096 + 1000  # segment 1, rank 1: byte 1000 of the transfer at 3 * 4096
     assert report["ok"] is False and report["checked_values"] == 2 * 2 * 4096
     assert report["mismatched_values"] == 1
     assert report["first_mismatch"] == {
-        "offset": offset, "expected": (offset - offset % 8).to_bytes(8, "little")[offset % 8],
+        "offset": offset, "expected": 1000 % 256,  # byte 0 of the ramp word 8 * 125
         "found": 255, "file": "f", "rank": 1,
     }  # fmt: skip
 

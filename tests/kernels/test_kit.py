@@ -208,15 +208,54 @@ def test_ior_offsets_follow_ior() -> None:
     assert own.file_name("hdf5") == "ior.00000001.h5"
 
 
-@pytest.mark.parametrize(("transfer", "offset"), [(64, 128), (64, 3), (13, 0), (13, 39)])
-def test_ior_filler_matches_the_pattern(transfer: int, offset: int) -> None:
-    filler = ior.Filler(transfer, tag=3)
-    got = filler.fill(offset).copy()
-    expected = ior.pattern_bytes(offset, transfer, 3)
-    assert got.shape == (transfer,) and np.array_equal(got, expected)
-    whole = ior.pattern_bytes(0, 256, 3)
-    assert np.array_equal(whole[offset : offset + transfer], expected)
-    assert whole[:8].view("<u8")[0] == 3 << 48
+def spec_file(length: int, tag: int, transfer: int) -> bytes:
+    """The ior data of a file of ``length`` bytes, straight from the module doc's words."""
+    out = bytearray()
+    for start in range(0, length, transfer):
+        words = [(start + (tag << 48)) % 2**64]
+        words += [8 * k + ((tag % 2**16) << 48) for k in range(1, (transfer + 7) // 8)]
+        out += b"".join(word.to_bytes(8, "little") for word in words)[:transfer]
+    return bytes(out[:length])
+
+
+def test_ior_pattern_is_byte_exact_for_an_odd_transfer_size() -> None:
+    # 13-byte transfers, tag 3: the transfer at 39 is its header word 39 + (3 << 48), then
+    # the first 5 bytes of the ramp word 8 + (3 << 48).
+    expected = bytes.fromhex("2700000000000300" "0800000000")
+    assert ior.pattern_bytes(39, 13, 3, 13).tobytes() == expected
+    assert spec_file(52, 3, 13)[39:] == expected
+    assert ior.Filler(13, tag=3).fill(39).tobytes() == expected
+
+
+@pytest.mark.parametrize(("transfer", "tag"), [
+    (64, 3), (13, 3), (5, 2), (1, 1), (4096, 0), (24, 2**16 + 1),
+])  # fmt: skip
+def test_ior_pattern_filler_and_sampled_bytes_agree_with_the_definition(
+    transfer: int, tag: int
+) -> None:
+    length = 8 * transfer
+    spec = spec_file(length, tag, transfer)
+    assert ior.pattern_bytes(0, length, tag, transfer).tobytes() == spec
+    # a range that starts and ends inside transfers
+    assert ior.pattern_bytes(3, 2 * transfer, tag, transfer).tobytes() == spec[3 : 3 + 2 * transfer]
+    near_edges = {0, 1, 7, 8, 9, transfer - 1, transfer, transfer + 8, length - 1}
+    offsets = np.array(sorted(near_edges & set(range(length))), np.int64)
+    picked = ior.pattern_bytes_at(offsets, tag, transfer)
+    assert picked.tobytes() == bytes(spec[i] for i in offsets)
+    filler = ior.Filler(transfer, tag)
+    for start in range(0, length, transfer):
+        buffer = filler.fill(start)
+        assert buffer is filler.buffer  # refilled in place, never copied
+        assert buffer.tobytes() == spec[start : start + transfer]
+
+
+def test_ior_transfers_differ_by_offset_and_tag() -> None:
+    # What the read-back relies on: a transfer at the wrong offset differs in its header
+    # word (bytes 0-7), a transfer of another rank's own file in every word's tag byte.
+    at_0, at_64 = ior.pattern_bytes(0, 64, 1, 64), ior.pattern_bytes(64, 64, 1, 64)
+    assert np.flatnonzero(at_0 != at_64).tolist() == [0]  # 0x00 against 0x40
+    other_rank = ior.pattern_bytes(0, 64, 2, 64)
+    assert np.flatnonzero(at_0 != other_rank).tolist() == list(range(6, 64, 8))
 
 
 def test_importing_the_kernels_starts_no_mpi() -> None:

@@ -43,8 +43,9 @@ def test_ior_reads_back_with_each_api(kernel, scratch, api, collective, fpp):
     assert result["bandwidth_mib_s"] == pytest.approx(
         result["bytes_written"] / times["total"] / 2**20)
     check = result["read_check"]
-    # 16 KiB transfers: every byte sampled up to 1024 per transfer, 8 transfers per rank
-    assert check["ok"] and check["checked_values"] == 2 * 8 * 1024
+    # 16 KiB transfers, 8 per rank: 1024 evenly spaced bytes of each (every 16th, from the
+    # first) plus the 7 other bytes of its header word
+    assert check["ok"] and check["checked_values"] == 2 * 8 * (1024 + 7)
     assert result["read_cache"]["advice_refused_ranks"] == 0
 
 
@@ -145,7 +146,6 @@ CORRUPT_IOR = textwrap.dedent("""
     import sys
     from pathlib import Path
     sys.path.insert(0, {kernels!r})
-    import numpy as np
     from mpi4py import MPI
     import ior
     from kit import readback
@@ -156,14 +156,15 @@ CORRUPT_IOR = textwrap.dedent("""
     pattern = ior.Pattern(comm.rank, comm.size, 65536, 16384, 1, False)
     if comm.rank == 0:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-        os.pwrite(fd, ior.pattern_bytes(0, 2 * 65536, 0).tobytes(), 0)
-        os.pwrite(fd, b"\\xff" * 100, 65536 + 5000)  # rank 1's block
+        os.pwrite(fd, ior.pattern_bytes(0, 2 * 65536, 0, 16384).tobytes(), 0)
+        {damage}
         os.close(fd)
     readback.settle(comm, [path])
     check = readback.ReadCheck(comm.rank)
     readback.read_transfers(lambda: readback.PosixReader(path), comm, pattern.offsets(),
                             16384, check, path.name,
-                            lambda offsets: ior.pattern_bytes_at(offsets, 0))
+                            lambda offsets: ior.pattern_bytes_at(offsets, 0, 16384),
+                            head=ior.HEADER_BYTES)
     try:
         check.finish(comm)
         said = f"rank {{comm.rank}}: no mismatch found"
@@ -174,26 +175,48 @@ CORRUPT_IOR = textwrap.dedent("""
         print("\\n".join(lines), flush=True)
 """)
 
+#: 2 ranks x 4 transfers of 16 KiB, each: 1024 evenly spaced bytes plus 7 of its header word.
+IOR_SAMPLED = 2 * 4 * (1024 + 7)
 
-def test_corrupt_ior_bytes_are_caught(tmp_path):
+
+def corrupt_ior_run(tmp_path, damage: str) -> list[str]:
+    """Rank 0 writes the ior file of 2 ranks (one 64 KiB block each, 16 KiB transfers),
+    applies ``damage`` (a statement on ``fd``), then both ranks read their transfers back
+    and check them; returns each rank's line."""
     script = tmp_path / "corrupt_ior.py"
-    script.write_text(CORRUPT_IOR.format(kernels=str(KERNELS), path=str(tmp_path / "i.dat")))
+    script.write_text(CORRUPT_IOR.format(kernels=str(KERNELS), path=str(tmp_path / "i.dat"),
+                                         damage=damage))
     run = run_program(mpiexec(2, str(script)))
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert len(lines) == 2 and all("of 8192 sampled values differ" in line for line in lines)
-    # the sampled bytes are about every 16th of each 16 KiB transfer: 100 bytes of 0xff
-    # (never a byte of the pattern there, whose words are below 2**24) hold 6 or 7 of them
+    assert len(lines) == 2
+    return lines
+
+
+def test_corrupt_ior_bytes_are_caught(tmp_path):
+    lines = corrupt_ior_run(tmp_path, 'os.pwrite(fd, b"\\xff" * 100, 65536 + 5000)  # rank 1')
+    assert all(f": 6 of {IOR_SAMPLED} sampled values differ" in line for line in lines)
+    # the sampled bytes are every 16th of each 16 KiB transfer: 100 bytes of 0xff (never a
+    # byte of the pattern there) hold 6 of them, the first at 65536 + 5013
     assert all("'rank': 1" in line and "'where': 'i.dat'" in line for line in lines)
+    assert all("'index': 70549" in line and "'found': 255" in line for line in lines)
 
 
-def test_pattern_bytes_at_matches_the_pattern():
-    import ior
-    import numpy as np
+def test_an_ior_transfer_at_the_wrong_offset_is_caught(tmp_path):
+    # Rank 1's own transfer for 65536 + 16384, written at 65536 + 32768 over the right one:
+    # the same ramp, only its header word (which holds the offset) differs.
+    damage = "os.pwrite(fd, ior.pattern_bytes(81920, 16384, 0, 16384).tobytes(), 98304)"
+    lines = corrupt_ior_run(tmp_path, damage)
+    # 81920 = 0x14000 and 98304 = 0x18000 differ in byte 1 of the header word only
+    assert all(f": 1 of {IOR_SAMPLED} sampled values differ" in line for line in lines)
+    assert all("'index': 98305" in line and "'rank': 1" in line for line in lines)
+    assert all("'expected': 128, 'found': 64" in line for line in lines)
 
-    offsets = np.array([0, 1, 7, 8, 9, 4095, 65536 + 3], dtype=np.int64)
-    whole = ior.pattern_bytes(0, 65540, 3)
-    assert (ior.pattern_bytes_at(offsets, 3) == whole[offsets]).all()
+
+def test_intact_ior_data_passes_the_same_check(tmp_path):
+    # The check above on an undamaged file: the failures come from the damage alone.
+    lines = corrupt_ior_run(tmp_path, "pass")
+    assert lines == ["rank 0: no mismatch found", "rank 1: no mismatch found"]
 
 
 def test_values_at_matches_particle_values():
