@@ -329,7 +329,7 @@ def write_pattern(
 
     The write phase counts only the write calls: filling each transfer buffer is untimed.
     """
-    watch = mpi.Stopwatch()
+    watch = mpi.Stopwatch(mpi.Phases())
     filler = Filler(pattern.transfer_size, pattern.tag)
     if ctx.args.api == "hdf5":
         hdf5.load()  # importing h5py is start-up, not part of opening the file

@@ -124,7 +124,7 @@ def write_particles(
     """
     import h5py
 
-    watch = mpi.Stopwatch()
+    watch = mpi.Stopwatch(mpi.Phases())
     comm.Barrier()
     with watch.phase("open"):
         h5file = hdf5.create_h5file(path, comm, info, options)

@@ -6,9 +6,10 @@ import contextlib
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 MIB = 1 << 20
+P = TypeVar("P")
 
 
 def mpi() -> Any:
@@ -38,11 +39,12 @@ class Phases:
         return self.open + self.write + self.close
 
 
-class Stopwatch:
-    """Accumulates ``MPI.Wtime`` intervals into named phases of a ``Phases``."""
+class Stopwatch(Generic[P]):
+    """Accumulates ``MPI.Wtime`` intervals into the named fields of ``phases`` (a
+    :class:`Phases`, or the read phases of :mod:`.readback`)."""
 
-    def __init__(self) -> None:
-        self.phases = Phases()
+    def __init__(self, phases: P) -> None:
+        self.phases = phases
         self._wtime: Callable[[], float] = mpi().Wtime
 
     @contextlib.contextmanager
@@ -55,12 +57,18 @@ class Stopwatch:
             setattr(self.phases, name, getattr(self.phases, name) + self._wtime() - start)
 
 
+def max_over_ranks(comm: Any, named: dict[str, float]) -> dict[str, float]:
+    """Each value's maximum over the ranks of ``comm``, same keys (collective)."""
+    MPI = mpi()
+    values = array("d", named.values())
+    comm.Allreduce(MPI.IN_PLACE, values, op=MPI.MAX)
+    return dict(zip(named, map(float, values), strict=True))
+
+
 def max_phases(comm: Any, phases: Phases) -> dict[str, float]:
     """Maximum over ranks of open, write, close and total (every rank gets the result)."""
-    MPI = mpi()
-    values = array("d", [phases.open, phases.write, phases.close, phases.total])
-    comm.Allreduce(MPI.IN_PLACE, values, op=MPI.MAX)
-    return dict(zip(("open", "write", "close", "total"), map(float, values), strict=True))
+    return max_over_ranks(comm, {"open": phases.open, "write": phases.write,
+                                 "close": phases.close, "total": phases.total})
 
 
 def exclusive_offset(comm: Any, local: int) -> int:

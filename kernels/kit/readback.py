@@ -29,9 +29,7 @@ numpy is imported inside the functions that use it: importing this module (for t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from . import harness, hdf5, mpiio
 from .arguments import choice_word
 from .errors import EXIT_FAILED, KernelError
-from .mpi import MIB, Phases, max_phases, mpi
+from .mpi import MIB, Phases, Stopwatch, max_over_ranks, max_phases, mpi
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,32 +102,13 @@ class ReadPhases:
         return self.open + self.read + self.close
 
 
-class ReadStopwatch:
-    """Accumulates ``MPI.Wtime`` intervals into the phases of a :class:`ReadPhases`."""
-
-    def __init__(self) -> None:
-        self.phases = ReadPhases()
-        self._wtime: Callable[[], float] = mpi().Wtime
-
-    @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        """Add the time spent inside the ``with`` block to phase ``name``."""
-        start = self._wtime()
-        try:
-            yield
-        finally:
-            setattr(self.phases, name, getattr(self.phases, name) + self._wtime() - start)
-
-
 READ_KEYS = ("read_open", "read", "read_close", "read_total")
 
 
 def max_read_phases(comm: Any, phases: ReadPhases) -> dict[str, float]:
     """Maximum over ranks of each read phase and of the read total (collective)."""
-    MPI = mpi()
-    values = array("d", [phases.open, phases.read, phases.close, phases.total])
-    comm.Allreduce(MPI.IN_PLACE, values, op=MPI.MAX)
-    return dict(zip(READ_KEYS, map(float, values), strict=True))
+    values = (phases.open, phases.read, phases.close, phases.total)
+    return max_over_ranks(comm, dict(zip(READ_KEYS, values, strict=True)))
 
 
 # -- between the write and the read ----------------------------------------------------------
@@ -288,7 +267,7 @@ def read_datasets(
     import h5py
     import numpy as np
 
-    watch = ReadStopwatch()
+    watch = Stopwatch(ReadPhases())
     memory_space = h5py.h5s.create_simple((slab.count,))
     selection = h5py.h5s.create_simple((slab.total,))
     selection.select_hyperslab((slab.offset,), (slab.count,))
@@ -416,7 +395,7 @@ def read_transfers(
     """
     import numpy as np
 
-    watch = ReadStopwatch()
+    watch = Stopwatch(ReadPhases())
     buffer = np.empty(transfer_size, dtype=np.uint8)
     comm.Barrier()
     with watch.phase("open"):
