@@ -252,6 +252,26 @@ def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False, *
     return rows_frame(snapshot.parts(kernel=kernel), all_rows if include_failed else ok_rows)
 
 
+def write_csv(path: str | os.PathLike[str], out: str | os.PathLike[str],
+              include_failed: bool = False, *, kernel: str | None = None,
+              keep: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> int:
+    """Write the rows :func:`read_dataframe` would give (those ``keep`` leaves of each
+    chunk) to the CSV file ``out``, in chunks, so memory stays flat however large the
+    store; returns the number of rows. Raises StoreError when there is no store at ``path``.
+    """
+    from pathlib import Path
+
+    from iotune.store_cache import open_snapshot
+    from iotune.store_views import all_rows, ok_rows, write_rows_csv
+
+    store = Store(path)
+    if not store.exists():
+        raise StoreError(f"store {store.path}: no such file")
+    snapshot = open_snapshot(store.path)
+    return write_rows_csv(snapshot.parts(kernel=kernel), Path(out),
+                          all_rows if include_failed else ok_rows, keep=keep)
+
+
 class StoreIndex:
     """Every measurement of one store as it was when the index was made, kept current as
     this process appends (records other processes append later are not seen).

@@ -132,6 +132,54 @@ def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: b
     return pd.DataFrame(data)
 
 
+def row_columns(parts: Sequence[Part], rows: RowFilter = ok_rows,
+                order_column: bool = False) -> list[str]:
+    """The columns :func:`rows_frame` gives for the same arguments, in the same order,
+    without building any column."""
+    chosen, _ = _selection(parts, rows)
+    if not chosen:
+        return []
+    firsts: list[tuple[int, list[str]]] = []
+    for part, picked in chosen:
+        _, seen = _expand(part.piece("@settings").take(picked),
+                          part.piece("@params").take(picked), _seq(part)[picked])
+        firsts.extend(seen)
+    return _first_seen(firsts, [*RESULT_COLUMNS, *(["order"] if order_column else [])])
+
+
+def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows, *,
+                   keep: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+                   chunk_records: int = 100_000) -> int:
+    """Write the rows :func:`rows_frame` would give to the CSV file ``path``, a chunk of
+    ``chunk_records`` store positions at a time, so memory does not grow with the store;
+    ``keep`` filters each chunk's frame. Returns the number of rows written.
+
+    The columns are those of the whole selection (:func:`row_columns`); a chunk lacking
+    some writes them empty, as the whole frame would.
+    """
+    columns = row_columns(parts, rows)
+    chosen, _ = _selection(parts, rows)
+    last = max((int(_seq(part)[picked].max()) for part, picked in chosen), default=-1)
+    written = 0
+    with path.open("w", newline="") as out:
+        for start in range(0, last + 1, chunk_records):
+            def in_chunk(part: Part, start: int = start) -> np.ndarray:
+                picked = rows(part)
+                seqs = _seq(part)[picked]
+                return picked[(seqs >= start) & (seqs < start + chunk_records)]
+
+            frame = rows_frame(parts, in_chunk)
+            if keep is not None and not frame.empty:
+                frame = keep(frame)
+            if frame.empty:
+                continue
+            frame.reindex(columns=columns).to_csv(out, index=False, header=written == 0)
+            written += len(frame)
+        if written == 0 and columns:
+            out.write(",".join(columns) + "\n")
+    return written
+
+
 def _first_seen(firsts: list[tuple[int, list[str]]], trailing: list[str]) -> list[str]:
     """Columns in order of first appearance, as ``pd.DataFrame`` orders a list of rows:
     the first row's keys, then each key new in a later row at the end."""

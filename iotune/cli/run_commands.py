@@ -23,7 +23,7 @@ from iotune.cli.common import (
 )
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
-from iotune.measurements import Measurement, read_dataframe
+from iotune.measurements import Measurement, read_dataframe, write_csv
 from iotune.output import emit, progress, render_pairs
 from iotune.settings import describe_value, normalise_settings
 from iotune.space import check_configuration
@@ -168,6 +168,12 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
                     fmt: str) -> None:
     """List or export the measurements in a store."""
     path = store_path or resolve_config(config_path).store
+    if export_path is not None and export_path.suffix == ".csv":
+        # Chunk by chunk: a store of millions of runs never becomes one DataFrame.
+        written = write_csv(path, export_path, include_failed, kernel=kernel or None,
+                            keep=(lambda f: f[f["cores"] == cores]) if cores else None)
+        progress(f"iotune: wrote {written} rows to {export_path}")
+        return
     frame = read_dataframe(path, include_failed=include_failed, kernel=kernel or None)
     if cores and not frame.empty:
         frame = frame[frame["cores"] == cores]

@@ -1,0 +1,46 @@
+"""``results --export x.csv`` writes the store chunk by chunk and gives the whole frame."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from store_helpers import fill, small_cache
+
+from iotune.measurements import read_dataframe, write_csv
+from iotune.store_cache import open_snapshot
+from iotune.store_views import all_rows, ok_rows, row_columns, rows_frame, write_rows_csv
+
+
+def reread(frame: pd.DataFrame) -> pd.DataFrame:
+    """A frame as it comes back from CSV, so both sides compare in CSV's terms."""
+    return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+
+
+@pytest.mark.parametrize("rows", [ok_rows, all_rows])
+@pytest.mark.parametrize("chunk", [7, 50, 10_000])
+def test_chunked_csv_equals_the_whole_frame(tmp_path, monkeypatch, rows, chunk):
+    small_cache(monkeypatch)
+    store = fill(tmp_path / "s.jsonl", 400, seed=5)
+    parts = open_snapshot(store.path).parts()
+    whole = rows_frame(parts, rows)
+    assert row_columns(parts, rows) == list(whole.columns)
+
+    out = tmp_path / "out.csv"
+    assert write_rows_csv(parts, out, rows, chunk_records=chunk) == len(whole)
+    pd.testing.assert_frame_equal(pd.read_csv(out), reread(whole))
+
+
+def test_a_chunk_filter_keeps_what_it_keeps_and_the_header_survives_empty_chunks(tmp_path):
+    store = fill(tmp_path / "s.jsonl", 300, seed=2)
+    out = tmp_path / "eight.csv"
+    written = write_csv(store.path, out, kernel="vpic", keep=lambda f: f[f["cores"] == 8])
+    expected = read_dataframe(store.path, kernel="vpic")
+    expected = expected[expected["cores"] == 8].reset_index(drop=True)
+    assert written == len(expected) > 0
+    pd.testing.assert_frame_equal(pd.read_csv(out), reread(expected))
+
+    nothing = tmp_path / "none.csv"
+    assert write_csv(store.path, nothing, keep=lambda f: f[f["cores"] == 3]) == 0
+    assert pd.read_csv(nothing).empty and "config_key" in nothing.read_text()
