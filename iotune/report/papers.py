@@ -25,7 +25,13 @@ from iotune import __version__
 from iotune.errors import ConfigError, DataError
 from iotune.report import paper_figures as pf
 from iotune.report.parts import Part, Section, write_figure, write_table
-from iotune.report.states import ROC_TARGETS, fold_scores, placement_replay
+from iotune.report.states import (
+    REPORT_TARGETS,
+    ROC_TARGETS,
+    busiest_targets,
+    fold_scores,
+    placement_replay,
+)
 from iotune.report.tables import Table
 from iotune.store import PROVENANCE, now_iso
 
@@ -168,6 +174,11 @@ def _classifier_figures(samples: Any, inputs: PaperInputs, section: Section, out
     from iotune.variability.classify import majority_accuracy
 
     options = ClassifyOptions(folds=inputs.folds, seed=inputs.seed, validation="kfold")
+    samples, probed = busiest_targets(samples)
+    if probed > REPORT_TARGETS:
+        section.notes.append(f"Classifiers are scored on the {REPORT_TARGETS} targets with the "
+                             f"most probe samples, of {probed}; iotune classify scores every "
+                             "target.")
     try:
         plan = plan_classification(samples, options)
     except DataError as exc:

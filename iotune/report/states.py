@@ -38,6 +38,10 @@ from iotune.variability.state import StateModel
 FloatArray = npt.NDArray[np.float64]
 #: Targets whose ROC curves are drawn, one panel each (the paper shows three servers).
 ROC_TARGETS = 3
+#: Targets the report scores classifiers on at most: those with the most probe samples. A
+#: facility's probes cover hundreds of OSTs; a report must not fit hundreds of mixtures and
+#: classifiers (``iotune classify`` scores every target).
+REPORT_TARGETS = 8
 
 
 @dataclass(frozen=True)
@@ -149,3 +153,17 @@ def _replay_round(time: float, targets: Sequence[str], predicted: dict[str, str]
     total = n * unit_bytes
     return PlacementRound(time, len(idle), len(busy), advice.alpha, total / even,
                           total / placed)
+
+
+def busiest_targets(samples: Any, limit: int = REPORT_TARGETS) -> tuple[Any, int]:
+    """``samples`` restricted to the ``limit`` targets with the most samples (ties by name),
+    and how many targets there were."""
+    from dataclasses import replace
+
+    counts = samples.frame["target"].astype(str).value_counts()
+    if len(counts) <= limit:
+        return samples, len(counts)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    kept = {name for name, _ in ranked}
+    frame = samples.frame[samples.frame["target"].astype(str).isin(kept)]
+    return replace(samples, frame=frame), len(counts)

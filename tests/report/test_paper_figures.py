@@ -208,3 +208,22 @@ def test_templates_ship_as_package_data():
     for path in files:
         assert any(path.relative_to(package).match(g) for g in globs), path.name
     assert "jinja2>=3.1" in config["project"]["dependencies"]
+
+
+def test_the_report_scores_classifiers_on_the_busiest_targets_only():
+    import pandas as pd
+
+    from iotune.report.states import busiest_targets
+    from iotune.variability.samples import Samples
+
+    counts = {f"OST{i:04x}": 10 + i for i in range(10)}  # OST0009 has the most samples
+    counts["OST0000"] = counts["OST0001"] = 40  # a tie, broken by name
+    frame = pd.DataFrame([{"target": t, "latency": 0.001} for t, n in counts.items()
+                          for _ in range(n)])
+    samples = Samples("probes", frame, "latency", "s", "probes", "sim")
+    kept, probed = busiest_targets(samples, limit=3)
+    assert probed == 10
+    assert sorted(set(kept.frame["target"])) == ["OST0000", "OST0001", "OST0009"]
+    assert len(kept.frame) == 40 + 40 + 19
+    same, probed = busiest_targets(samples, limit=10)
+    assert same is samples and probed == 10
