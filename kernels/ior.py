@@ -271,11 +271,7 @@ class Hdf5Writer:
         self.dset = h5py.h5d.create(
             self.file.id, DATASET.encode(), h5py.h5t.STD_U8LE, space, dcpl=dcpl
         )
-        self.selection = h5py.h5s.create_simple((length,))
-        self.dxpl = h5py.h5p.create(h5py.h5p.DATASET_XFER)
-        mode = h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT
-        self.dxpl.set_dxpl_mpio(mode)
-        self._memory_spaces: dict[int, Any] = {}
+        self.slabs = hdf5.Slabs(self.dset, collective)
 
     def prepare(self, data: memoryview) -> np.ndarray:
         import numpy as np
@@ -283,14 +279,7 @@ class Hdf5Writer:
         return np.frombuffer(data, dtype=np.uint8)
 
     def write(self, offset: int, buf: np.ndarray) -> None:
-        import h5py
-
-        size = buf.shape[0]
-        memory = self._memory_spaces.get(size)
-        if memory is None:
-            memory = self._memory_spaces[size] = h5py.h5s.create_simple((size,))
-        self.selection.select_hyperslab((offset,), (size,))
-        self.dset.write(memory, self.selection, buf, dxpl=self.dxpl)
+        self.slabs.write(offset, buf)
 
     def sync(self) -> None:
         self.file.flush()

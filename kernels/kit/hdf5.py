@@ -248,3 +248,40 @@ def hdf5_version() -> str:
     import h5py
 
     return str(h5py.version.hdf5_version)
+
+
+def transfer_plist(collective: bool) -> Any:
+    """A dataset-transfer property list for collective or independent MPI-IO."""
+    import h5py
+
+    dxpl = h5py.h5p.create(h5py.h5p.DATASET_XFER)
+    dxpl.set_dxpl_mpio(h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT)
+    return dxpl
+
+
+class Slabs:
+    """Transfer-sized hyperslabs of a 1-D dataset, written or read with one transfer
+    property list; the memory space of each transfer size is made once."""
+
+    def __init__(self, dset: Any, collective: bool) -> None:
+        self.dset = dset
+        self.selection = dset.get_space()
+        self.dxpl = transfer_plist(collective)
+        self._memory_spaces: dict[int, Any] = {}
+
+    def _select(self, offset: int, size: int) -> Any:
+        import h5py
+
+        memory = self._memory_spaces.get(size)
+        if memory is None:
+            memory = self._memory_spaces[size] = h5py.h5s.create_simple((size,))
+        self.selection.select_hyperslab((offset,), (size,))
+        return memory
+
+    def write(self, offset: int, buf: Any) -> None:
+        """Write ``buf`` (1-D) at element ``offset``."""
+        self.dset.write(self._select(offset, buf.shape[0]), self.selection, buf, dxpl=self.dxpl)
+
+    def read(self, offset: int, buf: Any) -> None:
+        """Read ``buf.shape[0]`` elements at ``offset`` into ``buf``."""
+        self.dset.read(self._select(offset, buf.shape[0]), self.selection, buf, dxpl=self.dxpl)

@@ -225,15 +225,6 @@ def open_h5file_for_read(path: Path, comm: Any, info: Any, options: hdf5.Hdf5Opt
     return h5py.File(fid)
 
 
-def transfer_plist(collective: bool) -> Any:
-    """A dataset-transfer property list for collective or independent MPI-IO."""
-    import h5py
-
-    dxpl = h5py.h5p.create(h5py.h5p.DATASET_XFER)
-    dxpl.set_dxpl_mpio(h5py.h5fd.MPIO_COLLECTIVE if collective else h5py.h5fd.MPIO_INDEPENDENT)
-    return dxpl
-
-
 @dataclass(frozen=True)
 class Slab:
     """This rank's ``count`` elements at ``offset`` of each 1-D dataset of ``total``."""
@@ -271,7 +262,7 @@ def read_datasets(
     memory_space = h5py.h5s.create_simple((slab.count,))
     selection = h5py.h5s.create_simple((slab.total,))
     selection.select_hyperslab((slab.offset,), (slab.count,))
-    dxpl = transfer_plist(collective)
+    dxpl = hdf5.transfer_plist(collective)
     buffers = {dtype.str: np.empty(slab.count, dtype=dtype) for _, dtype in names}
     comm.Barrier()
     with watch.phase("open"):
@@ -350,19 +341,10 @@ class Hdf5Reader:
         self.path, self.comm, self.info = path, comm, info
         self.file = open_h5file_for_read(path, comm, info, options)
         self.dset = h5py.h5d.open(self.file.id, dataset.encode())
-        self.selection = self.dset.get_space()
-        self.dxpl = transfer_plist(collective)
-        self._memory_spaces: dict[int, Any] = {}
+        self.slabs = hdf5.Slabs(self.dset, collective)
 
     def read(self, offset: int, buf: np.ndarray) -> None:
-        import h5py
-
-        size = buf.shape[0]
-        memory = self._memory_spaces.get(size)
-        if memory is None:
-            memory = self._memory_spaces[size] = h5py.h5s.create_simple((size,))
-        self.selection.select_hyperslab((offset,), (size,))
-        self.dset.read(memory, self.selection, buf, dxpl=self.dxpl)
+        self.slabs.read(offset, buf)
 
     def close(self) -> None:
         self.dset.close()
