@@ -157,16 +157,21 @@ def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows,
     The columns are those of the whole selection (:func:`row_columns`); a chunk lacking
     some writes them empty, as the whole frame would.
     """
-    columns = row_columns(parts, rows)
-    chosen, _ = _selection(parts, rows)
-    last = max((int(_seq(part)[picked].max()) for part, picked in chosen), default=-1)
+    picked = {id(part): rows(part) for part in parts}  # each part's selection, once
+
+    def chosen(part: Part) -> np.ndarray:
+        return picked[id(part)]
+
+    columns = row_columns(parts, chosen)
+    last = max((int(_seq(part)[rows_of].max()) for part in parts
+                if len(rows_of := picked[id(part)])), default=-1)
     written = 0
     with path.open("w", newline="") as out:
         for start in range(0, last + 1, chunk_records):
             def in_chunk(part: Part, start: int = start) -> np.ndarray:
-                picked = rows(part)
-                seqs = _seq(part)[picked]
-                return picked[(seqs >= start) & (seqs < start + chunk_records)]
+                rows_of = picked[id(part)]
+                seqs = _seq(part)[rows_of]
+                return rows_of[(seqs >= start) & (seqs < start + chunk_records)]
 
             frame = rows_frame(parts, in_chunk)
             if keep is not None and not frame.empty:
