@@ -15,8 +15,22 @@ twice on each store: first with no cache beside the journal (the run builds it),
 the cache warm. Prints the wall time and the peak resident memory (``wait4``'s
 ``ru_maxrss``) of each. Aim (issue 15): a tune on 10^6 records in under 5 s and 500 MB.
 
+Then, for each ``--trained`` size, a store holding only *training* records of the tuned
+kernel (campaign ``train``, kernel ``vpic``, backend ``sim`` at 128 to 1024 ranks, times from
+the simulator with its calibrated noise, each configuration run many times over: a facility
+tuning the same code for a year), and the model strategy's tune on it:
+
+- ``iotune tune --backend sim --cores 256 --budget 30 --strategy model --fresh``
+
+first on an empty store (what the tune's runs, the process and its small model cost), then
+on the trained store with the cache built by the run, then warm. The difference to the empty
+store is what the tune spends beyond its runs because of the store. Aim (issue 20): under
+5 s and 400 MB on 10^5 training records.
+
     python benchmarks/store_scale.py [--sizes 1e4,1e5,1e6] [--commands tune,results,report]
-                                     [--keep DIR]
+                                     [--trained 1e5] [--keep DIR]
+
+(``--sizes ''`` or ``--trained ''`` leaves that part out.)
 """
 
 from __future__ import annotations
@@ -78,6 +92,10 @@ COMMANDS = {
     "results": ["results", "--export", "out.csv"],
     "report": ["report", "-o", "report"],
 }
+#: The tune of the trained-store case: the model strategy (named, whatever the default is)
+#: at the paper's budget; ``--fresh`` so every run of it measures the same number of runs.
+TRAINED_TUNE = ["tune", "--backend", "sim", "--cores", "256", "--budget", "30",
+                "--strategy", "model", "--fresh", "-o", "tuned.yaml"]
 
 
 class RecordMaker:
@@ -200,10 +218,67 @@ class RecordMaker:
 
 def write_store(path: Path, n: int, config: Config, seed: int = 15) -> None:
     """``n`` records, one JSON line each, written as :class:`iotune.store.Store` writes them."""
-    maker = RecordMaker(config, seed)
+    write_lines(path, RecordMaker(config, seed).records(n))
+
+
+def training_records(config: Config, n: int, seed: int = 20) -> Iterator[dict[str, Any]]:
+    """``n`` records of a training campaign of the config's kernel on the simulator, in
+    time order: a scale of :data:`CORES` and a candidate configuration drawn at random for
+    each (so every configuration is run many times over), the time simulated with the
+    preset's calibrated noise, laid out as the ``sim`` backend records it."""
+    import numpy as np
+    import pandas as pd
+
+    from iotune.backends.sim import sim_pattern
+    from iotune.sim import load_system, simulate_times
+
+    rng = random.Random(seed)
+    system = load_system(config.backend.sim_system)
+    params = dict(config.kernel.args)
+    kernel = config.kernel.name
+    candidates = {c: config.space.configurations(c, config.system.limits) for c in CORES}
+    drawn = [(cores, rng.randrange(len(candidates[cores])))
+             for cores in (rng.choice(CORES) for _ in range(n))]
+    runs: dict[int, Iterator[tuple[float, float, float, str]]] = {}
+    written: dict[int, int] = {}
+    for cores in CORES:
+        picks = [i for c, i in drawn if c == cores]
+        pattern = sim_pattern(kernel, cores, params, system.cores_per_node)
+        sim = simulate_times(system, pattern, pd.DataFrame([candidates[cores][i] for i in picks]),
+                             noise=config.backend.noise, rng=np.random.default_rng([seed, cores]))
+        runs[cores] = zip(sim.time_s.ravel().tolist(), sim.open_s.ravel().tolist(),
+                          sim.model_time_s.ravel().tolist(), sim.state.ravel().tolist(),
+                          strict=True)
+        written[cores] = pattern.total_bytes
+    reps: dict[str, int] = {}
+    clock = datetime(2024, 1, 1, tzinfo=UTC)
+    for cores, i in drawn:
+        clock += timedelta(seconds=rng.uniform(5, 600))
+        stamp = clock.isoformat(timespec="seconds")
+        settings = dict(candidates[cores][i])
+        key = config_key(kernel, cores, settings, params)
+        reps[key] = reps.get(key, -1) + 1
+        total, opened, modelled, state = next(runs[cores])
+        yield {"schema_version": SCHEMA_VERSION, "id": uuid.UUID(int=rng.getrandbits(128)).hex,
+               "recorded_at": stamp, "started_at": stamp, "finished_at": stamp,
+               "campaign": "train", "config_key": key, "kernel": kernel, "cores": cores,
+               "settings": settings, "params": params, "rep": reps[key], "backend": "sim",
+               "provenance": "simulated", "system": system.name, "host": "login03",
+               "nodes": -(-cores // system.cores_per_node), "fs_type": "lustre (simulated)",
+               "status": "ok", "error": None, "state": state, "result": {
+                   "simulated": True, "sim_system": system.name,
+                   "noise": config.backend.noise, "bytes_written": written[cores],
+                   "times_s": {"open": opened, "write": total - opened, "close": 0.0,
+                               "total": total},
+                   "model_time_s": modelled, "bandwidth_mib_s": written[cores] / MIB / total,
+                   "two_phase": True, "not_modelled": []}}
+
+
+def write_lines(path: Path, records: Iterator[dict[str, Any]]) -> None:
+    """One JSON line per record, as :class:`iotune.store.Store` writes them."""
     with path.open("w") as handle:
         batch: list[str] = []
-        for record in maker.records(n):
+        for record in records:
             batch.append(json.dumps(record, sort_keys=True, default=str))
             if len(batch) == 10_000:
                 handle.write("\n".join(batch) + "\n")
@@ -217,10 +292,11 @@ class Timing:
     seconds: float
     peak_mib: float
     status: int
+    cpu_seconds: float = 0.0  # user + system: what the command computed, whatever else ran
 
 
 def run(argv: list[str], cwd: Path) -> Timing:
-    """Run ``iotune ARGV`` in ``cwd``; its wall time and peak resident memory."""
+    """Run ``iotune ARGV`` in ``cwd``; its wall time, peak resident memory and CPU time."""
     started = time.perf_counter()
     with (cwd / "commands.log").open("a") as log:
         log.write(f"$ iotune {' '.join(argv)}\n")
@@ -230,7 +306,7 @@ def run(argv: list[str], cwd: Path) -> Timing:
         _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return Timing(time.perf_counter() - started, usage.ru_maxrss / 1024,
-                  proc.returncode)
+                  proc.returncode, usage.ru_utime + usage.ru_stime)
 
 
 def measure(size: int, commands: list[str], root: Path) -> list[tuple[str, Timing, Timing]]:
@@ -258,6 +334,34 @@ def measure(size: int, commands: list[str], root: Path) -> list[tuple[str, Timin
     return rows
 
 
+def measure_trained(size: int, root: Path) -> tuple[Timing, Timing, Timing]:
+    """The model strategy's tune on an empty store, then twice on a store of ``size``
+    training records of its kernel (cache built by the first run, then warm)."""
+    empty = root / f"empty-{size}"
+    work = root / f"trained-{size}"
+    for place in (empty, work):
+        (place / "scratch").mkdir(parents=True)
+        (place / "iotune.yaml").write_text(CONFIG.format(scratch=place / "scratch"))
+    started = time.perf_counter()
+    write_lines(work / "store.jsonl",
+                training_records(load_config(work / "iotune.yaml"), size))
+    megabytes = (work / "store.jsonl").stat().st_size / 1e6
+    print(f"# {size} training records of the tuned kernel, {megabytes:.0f} MB, written in "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    alone = run(TRAINED_TUNE, empty)
+    first = run(TRAINED_TUNE, work)
+    second = run(TRAINED_TUNE, work)
+    print(f"  tune (model, budget 30): empty store {_cell(alone, True)}; trained store "
+          f"{_cell(first, True)}, then {_cell(second, True)}", flush=True)
+    return alone, first, second
+
+
+def _cell(timing: Timing, cpu: bool = False) -> str:
+    return (f"{timing.seconds:7.2f} s {timing.peak_mib:7.0f} MiB"
+            + (f" ({timing.cpu_seconds:.2f} s CPU)" if cpu else "")
+            + ("" if timing.status == 0 else " !"))
+
+
 def parse_sizes(text: str) -> list[int]:
     return [int(float(part)) for part in text.split(",") if part]
 
@@ -268,6 +372,9 @@ def main() -> None:
                         help="store sizes in records, comma-separated (default 1e4,1e5,1e6)")
     parser.add_argument("--commands", default="tune,results,report",
                         help="which commands to time (default tune,results,report)")
+    parser.add_argument("--trained", default="1e5", type=parse_sizes,
+                        help="sizes of the training-only stores the model strategy's tune is "
+                             "timed on, in records (default 1e5)")
     parser.add_argument("--keep", type=Path,
                         help="build the stores under DIR and keep them (default: a temporary "
                              "directory, removed at the end)")
@@ -278,21 +385,36 @@ def main() -> None:
         parser.error(f"--commands: unknown {', '.join(unknown)}")
     root = args.keep or Path(tempfile.mkdtemp(prefix="iotune-store-scale-"))
     table = []
+    trained = []
     try:
         for size in args.sizes:
             for name, first, second in measure(size, commands, root):
                 table.append((size, name, first, second))
+        for size in args.trained:
+            trained.append((size, *measure_trained(size, root)))
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
-    print()
-    print(f"{'records':>9}  {'command':<8} {'first run (cache built)':>24}  "
-          f"{'second run (cache warm)':>24}")
-    for size, name, first, second in table:
-        cells = [f"{t.seconds:7.2f} s {t.peak_mib:7.0f} MiB" + ("" if t.status == 0 else " !")
-                 for t in (first, second)]
-        print(f"{size:>9}  {name:<8} {cells[0]:>24}  {cells[1]:>24}")
-    if any(t.status != 0 for _, _, first, second in table for t in (first, second)):
+    if table:
+        print()
+        print(f"{'records':>9}  {'command':<8} {'first run (cache built)':>24}  "
+              f"{'second run (cache warm)':>24}")
+        for size, name, first, second in table:
+            print(f"{size:>9}  {name:<8} {_cell(first):>24}  {_cell(second):>24}")
+    if trained:
+        print()
+        print("tune --strategy model --budget 30 on training records of its kernel (wall, "
+              "peak RSS, CPU); beyond its runs = trained store (cache warm) less empty store")
+        print(f"{'records':>9}  {'empty store':>34}  {'trained, cache built':>34}  "
+              f"{'trained, cache warm':>34}  {'beyond runs':>34}")
+        for size, alone, first, second in trained:
+            beyond = Timing(second.seconds - alone.seconds, second.peak_mib - alone.peak_mib,
+                            0, second.cpu_seconds - alone.cpu_seconds)
+            print(f"{size:>9}  {_cell(alone, True):>34}  {_cell(first, True):>34}  "
+                  f"{_cell(second, True):>34}  {_cell(beyond, True):>34}")
+    timings = [t for _, _, first, second in table for t in (first, second)]
+    timings += [t for _, *runs in trained for t in runs]
+    if any(t.status != 0 for t in timings):
         print("! a command failed; see commands.log in the store's directory (--keep DIR)")
 
 

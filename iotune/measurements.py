@@ -165,6 +165,14 @@ class Measurement:
         return dict(self.record)
 
     @property
+    def shows_spread(self) -> bool:
+        """Whether repeating this run could give another time: False for a replay of a
+        configuration recorded once (every replay of it answers the same time, which says
+        nothing about the run-to-run spread of the system it was recorded on)."""
+        result = self.record.get("result") or {}
+        return not (result.get("replayed") and int(result.get("recorded_repeats") or 0) < 2)
+
+    @property
     def ok(self) -> bool:
         """A successful run with a positive write or read time."""
         return self.ok_for("write") or self.ok_for("read")
@@ -290,6 +298,7 @@ class StoreIndex:
         self._all: list[Measurement] | None = None
         self._probes: list[dict[str, Any]] | None = None
         self._tail: MemorySegment | None = None
+        self._snapshot_frames: dict[tuple[str, str], pd.DataFrame] = {}
 
     @property
     def measurements(self) -> list[Measurement]:
@@ -353,16 +362,29 @@ class StoreIndex:
 
     def training_frame(self, kernel: str, backend: str) -> pd.DataFrame:
         """Successful measurements of ``kernel`` by ``backend`` (every campaign), flat: the
-        frame :func:`frame_of` makes of them."""
+        frame :func:`frame_of` makes of them.
+
+        A search asks for it after every batch, and only its own appends change between
+        asks: the snapshot's rows are built into a frame once, and each ask joins the
+        appended rows to it (:func:`_join_frames`), rebuilding the whole only when a
+        column's type cannot be told from the two parts'.
+        """
         from iotune.store_cache import Part
         from iotune.store_views import rows_frame
 
         parts = self._parts(kernel=kernel, backend=backend)
+        base = self._snapshot_frames.get((kernel, backend))
+        if base is None:
+            base = self._snapshot_frames[(kernel, backend)] = rows_frame(parts)
+        tail_parts = []
         if self.appended:
             tail = self._tail_segment()
-            parts += [Part(tail, i, info) for i, info in enumerate(tail.partitions)
-                      if info.key[1:3] == (kernel, backend)]
-        return rows_frame(parts)
+            tail_parts = [Part(tail, i, info) for i, info in enumerate(tail.partitions)
+                          if info.key[1:3] == (kernel, backend)]
+        if not tail_parts:
+            return base.copy(deep=False)  # copy-on-write: the caller may change its frame
+        joined = _join_frames(base, rows_frame(tail_parts))
+        return rows_frame(parts + tail_parts) if joined is None else joined
 
     def _tail_segment(self) -> MemorySegment:
         """The measurements this index appended, as a segment after the snapshot's."""
@@ -375,6 +397,36 @@ class StoreIndex:
                             for m in self.appended)
             self._tail = build_segment(data, self.snapshot.end, self.snapshot.records)
         return self._tail
+
+
+def _join_frames(head: pd.DataFrame, tail: pd.DataFrame) -> pd.DataFrame | None:
+    """The frame :func:`~iotune.store_views.rows_frame` makes of two runs of rows, ``head``
+    before ``tail``, given the frame it makes of each; None when that cannot be told from
+    them.
+
+    Columns come in order of first appearance (``head``'s, then those new in ``tail``). A
+    column's type is inferred from all its values, so it is known from the parts' only when
+    both have the same type (a mix of text and missing values stays text, of objects
+    objects, of ints ints), or both are numbers, or one part lacks the column and the other
+    has numbers (floats then, with NaN). Otherwise (text beside a part without the column,
+    say) the caller rebuilds the whole.
+    """
+    import pandas as pd
+
+    if head.empty or tail.empty:
+        return (tail if head.empty else head).copy(deep=False)
+    numbers = ("int64", "float64")
+    for column in dict.fromkeys([*head.columns, *tail.columns]):
+        kinds = [str(part[column].dtype) if column in part.columns else None
+                 for part in (head, tail)]
+        if kinds[0] == kinds[1]:
+            continue
+        if all(kind is None or kind in numbers for kind in kinds):
+            continue
+        return None
+    columns = [*head.columns, *(c for c in tail.columns if c not in head.columns)]
+    joined = pd.concat([head, tail], ignore_index=True)
+    return joined[columns] if list(joined.columns) != columns else joined
 
 
 def _seconds(value: float | None) -> str:

@@ -43,13 +43,29 @@ def assign_folds(config_ids: np.ndarray, folds: int, seed: int) -> np.ndarray | 
     return fold_of_row
 
 
-def cv_relative_error(design: np.ndarray, y: np.ndarray, folds: np.ndarray) -> float:
+def cv_relative_error(design: np.ndarray, y: np.ndarray, folds: np.ndarray,
+                      weights: np.ndarray | None = None) -> float:
     """Sum over rows of ((m(x_j) - y_j)/y_j)^2, each row predicted by the OLS fit (eq. 2)
-    of ``design`` on the other folds. Comparable with the training relative error."""
+    of ``design`` on the other folds. Comparable with the training relative error.
+
+    With ``weights`` (positive, one per row) the fits are weighted least squares and the
+    sum is ``sum_j weights_j ((m(x_j) - y_j)/y_j)^2``: a row of weight ``k`` counts as
+    ``k`` copies of it (which the folds keep together, being one configuration).
+    """
+    if weights is None:
+        total = 0.0
+        for fold in range(int(folds.max()) + 1):
+            test = folds == fold
+            coef = np.linalg.lstsq(design[~test], y[~test], rcond=None)[0]
+            rel = (design[test] @ coef - y[test]) / y[test]
+            total += float(rel @ rel)
+        return total
+    root = np.sqrt(weights)
+    weighted, target = design * root[:, None], y * root
     total = 0.0
     for fold in range(int(folds.max()) + 1):
         test = folds == fold
-        coef = np.linalg.lstsq(design[~test], y[~test], rcond=None)[0]
+        coef = np.linalg.lstsq(weighted[~test], target[~test], rcond=None)[0]
         rel = (design[test] @ coef - y[test]) / y[test]
-        total += float(rel @ rel)
+        total += float(rel @ (weights[test] * rel))
     return total

@@ -8,6 +8,7 @@ terms with a^-1 need positive values)``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -95,3 +96,17 @@ def check_not_constant(values: np.ndarray, params: Sequence[str]) -> None:
             raise DataError(f"column {param!r}: constant (every row is {_show(column[0])}), so "
                             "its terms cannot be told apart from the intercept; drop it from "
                             "the parameters")
+
+
+def row_weights(weights: Any, index: pd.Index) -> np.ndarray:
+    """Row weights as float64: one finite positive number per row of ``index``, or the
+    DataError naming the first bad one and its row."""
+    w = np.asarray(weights, dtype=float).reshape(-1)
+    if len(w) != len(index):
+        raise DataError(f"weights: {len(w)} given for {len(index)} rows (one per row)")
+    bad = ~(np.isfinite(w) & (w > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"weights: value {_show(w[i])} at row {index[i]} is not a positive "
+                        "number (a weight is how many measurements a row stands for)")
+    return w

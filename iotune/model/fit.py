@@ -15,6 +15,7 @@ from iotune.model.data import (
     check_not_constant,
     parameter_values,
     require_columns,
+    row_weights,
     target_values,
 )
 from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
@@ -56,7 +57,8 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
               actionable: Sequence[str] | None = None,
               categorical: Sequence[str] | None = None, monotone_completion: bool = True,
               stop: str = "terms", min_gain: float = 0.01, cv_folds: int = 5,
-              seed: int = 0, interactions: bool = True) -> Model:
+              seed: int = 0, interactions: bool = True,
+              weights: Sequence[float] | np.ndarray | None = None) -> Model:
     """Fit the paper's empirical model of ``target`` over the numeric ``params``.
 
     Candidates are ``prod_i x_i^p_i``, ``p_i in {-1, 0, 1}`` (the intercept included), and,
@@ -78,17 +80,24 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
     few dozen noisy runs where per-level copies of every term would fit the noise.
 
     Rows are measurements: replicates of one configuration are separate rows, and are
-    kept in one fold in cross-validation (folds drawn with ``seed``).
+    kept in one fold in cross-validation (folds drawn with ``seed``). With ``weights``
+    (positive, one per row, e.g. the runs each row of
+    :func:`iotune.model.from_measurements.aggregate_runs` stands for), least squares
+    minimises ``sum(w (m - y)^2)`` and the relative error is ``sum(w ((m - y)/y)^2)``:
+    a row of weight ``k`` counts exactly as ``k`` copies of it, and ``stats.rows`` is the
+    total weight (the measurements the rows stand for). ``None`` weighs every row 1.
 
     Raises DataError for a missing column, a non-positive or missing target, a
-    non-numeric, missing or non-positive parameter value, a constant column, or fewer
-    rows than ``max_terms``; ConfigError for inconsistent options.
+    non-numeric, missing or non-positive parameter value, a constant column, fewer
+    rows than ``max_terms``, or weights that are not one positive number per row;
+    ConfigError for inconsistent options.
     """
     params = list(params)
     categorical = list(categorical or [])
     actionable = list(params if actionable is None else actionable)
     _check_options(params, target, categorical, actionable, max_terms, stop, min_gain, cv_folds)
     y, values, levels = _training_arrays(df, params, target, categorical, max_terms)
+    w = None if weights is None else row_weights(weights, df.index)
     specs = [spec_from_data(c, levels[c]) for c in categorical]
     families: list[Indicator] = [(s.column, level) for s in specs for level in s.levels]
     _check_size(len(params), len(families), len(y))
@@ -101,13 +110,14 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
     if not interactions:
         keep = (blocks == 0) | ~exponents.any(axis=1)
         matrix, exponents, blocks = matrix[:, keep], exponents[keep], blocks[keep]
-    selector = GreedySelector(matrix, y)
+    selector = GreedySelector(matrix, y, w)
 
     config = configuration_ids([*values.T, *levels.values()])
     folds = assign_folds(config, cv_folds, seed)
 
     def cv_of(indices: list[int]) -> float | None:
-        return None if folds is None else cv_relative_error(selector.columns(indices), y, folds)
+        return (None if folds is None
+                else cv_relative_error(selector.columns(indices), y, folds, w))
 
     picks, reason = forward_select(selector, max_terms=max_terms, stop=stop,
                                    min_gain=min_gain, cv_error=cv_of)
@@ -122,7 +132,7 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
 
     terms = [term_of(p.index) for p in picks]
     masks_by_family = dict(zip(families, masks, strict=True))
-    coefficients, design = _least_squares(terms, values, masks_by_family, y)
+    coefficients, design = _least_squares(terms, values, masks_by_family, y, w)
     model = Model(
         params=tuple(params),
         target=target,
@@ -139,11 +149,11 @@ def fit_model(df: pd.DataFrame, params: Sequence[str], target: str, *, max_terms
     )
     relative = (model.evaluate_arrays(values, masks_by_family) - y) / y
     stats = FitStats(
-        rows=len(y),
+        rows=len(y) if w is None else _total(w),
         configurations=int(config.max()) + 1,
-        relative_error=float(relative @ relative),
+        relative_error=float(relative @ (relative if w is None else w * relative)),
         cv_error=(None if folds is None or not terms
-                  else cv_relative_error(design, y, folds)),
+                  else cv_relative_error(design, y, folds, w)),
         cv_folds=None if folds is None else int(folds.max()) + 1,
         stop_reason=reason,
     )
@@ -169,6 +179,12 @@ def _training_arrays(df: pd.DataFrame, params: Sequence[str], target: str,
     return y, values, {c: level_strings(df[c]) for c in categorical}
 
 
+def _total(weights: np.ndarray) -> float:
+    """The total weight, as an int when it is one (the usual case: run counts)."""
+    total = float(np.sum(weights))
+    return int(total) if total.is_integer() else total
+
+
 def _check_size(n_params: int, n_levels: int, rows: int) -> None:
     candidates = 3**n_params * (1 + n_levels)
     size = 8 * candidates * rows
@@ -185,18 +201,27 @@ def _step(pick: Pick, term: Term) -> Step:
 
 def _least_squares(terms: Sequence[Term], values: np.ndarray,
                    masks: dict[Indicator, np.ndarray], y: np.ndarray,
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """OLS coefficients (eq. 2) of ``terms``, solved on norm-scaled columns for conditioning.
+                   weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """OLS coefficients (eq. 2) of ``terms``, solved on norm-scaled columns for conditioning;
+    with ``weights``, weighted least squares (``sum(w (m - y)^2)``).
 
-    Returns the coefficients and the scaled design matrix.
+    Returns the coefficients and the scaled design matrix (of the unweighted rows).
     """
     if not terms:
         return np.zeros(0), np.empty((len(y), 0))
     design = np.column_stack([
         evaluate_term(t, values, None if t.indicator is None else masks[t.indicator])
         for t in terms])
-    norms = np.linalg.norm(design, axis=0)
+    if weights is None:
+        norms = np.linalg.norm(design, axis=0)
+        design /= norms
+        scaled = np.linalg.lstsq(design, y, rcond=None)[0]
+        return scaled / norms, design
+    root = np.sqrt(weights)
+    weighted = design * root[:, None]
+    norms = np.linalg.norm(weighted, axis=0)
+    weighted /= norms
     design /= norms
-    scaled = np.linalg.lstsq(design, y, rcond=None)[0]
+    scaled = np.linalg.lstsq(weighted, y * root, rcond=None)[0]
     return scaled / norms, design
 

@@ -13,12 +13,19 @@ The time modelled is the tuned target's (:data:`iotune.measurements.TARGETS`): t
 open-to-close time (``write_time``, the default and the paper's), the read's (``read_time``)
 or both added (``io_time``). Only rows that timed the target are used, so a store holding
 write-only and read runs of a kernel never mixes them in one fit.
+
+A store that has served a year of tuning holds many runs of each configuration.
+:func:`aggregate_runs` folds them into one row per configuration and scale, at the
+geometric mean of the runs' times and weighted by their number, so a fit costs what the
+distinct configurations cost, not what the runs do (``fit_for_settings(aggregate=True)``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from iotune.errors import DataError
 from iotune.measurements import TARGET_COLUMNS, TARGETS
@@ -32,6 +39,8 @@ if TYPE_CHECKING:
 
 #: The column modelled by default (target ``write``).
 TARGET = TARGET_COLUMNS["write"]
+#: The column of :func:`aggregate_runs` holding how many runs a row stands for.
+WEIGHT = "runs"
 
 
 def target_column(target: str = "write") -> str:
@@ -86,6 +95,37 @@ def prepare(frame: pd.DataFrame, columns: list[str], target: str = "write") -> p
     return usable
 
 
+def aggregate_runs(frame: pd.DataFrame, columns: Sequence[str], target: str = "write", *,
+                   weights: str | None = None) -> pd.DataFrame:
+    """One row per distinct combination of ``columns`` (the model's columns: settings and
+    cores): those columns, ``target``'s time as the geometric mean of the rows' times, and
+    :data:`WEIGHT`, the number of runs folded in. Rows in order of first appearance, with a
+    fresh index; other columns are dropped.
+
+    A missing value (an unset setting) is a value of its own: such rows group together,
+    apart from the set ones. The times must be positive. ``weights`` names a column of
+    rows that were aggregated before (each counts that many runs), so aggregating
+    aggregates, or the aggregates of parts of a frame, gives the aggregate of the whole.
+    Fitting the result with its weights (:func:`iotune.model.fit_model`) is the fit on the
+    rows themselves when every configuration's runs agree, and weighs a configuration by
+    its runs when they do not.
+    """
+    import pandas as pd
+
+    keys = list(columns)
+    column = target_column(target)
+    runs = np.ones(len(frame)) if weights is None else frame[weights].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):  # fit_model names a bad time
+        logs = np.log(frame[column].to_numpy(dtype=float))
+    parts = frame[keys].assign(_log=logs * runs, _runs=runs)
+    sums = parts.groupby(keys, sort=False, dropna=False)[["_log", "_runs"]].sum()
+    counts = sums["_runs"].to_numpy()
+    out = sums.index.to_frame(index=False) if keys else pd.DataFrame(index=range(len(sums)))
+    out[column] = np.exp(sums["_log"].to_numpy() / counts)
+    out[WEIGHT] = counts.astype(np.int64) if np.all(counts == np.round(counts)) else counts
+    return out
+
+
 def fit_for_space(frame: pd.DataFrame, space: SearchSpace, max_terms: int,
                   seed: int = 0, target: str = "write") -> Model:
     """Fit the paper's model of ``target``'s time on ``frame`` over ``space``'s settings."""
@@ -95,7 +135,8 @@ def fit_for_space(frame: pd.DataFrame, space: SearchSpace, max_terms: int,
 def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
                      seed: int = 0, *, configurations_per_term: int = 1,
                      monotone_completion: bool = True, interactions: bool = True,
-                     target: str = "write") -> Model:
+                     target: str = "write", aggregate: bool = False,
+                     weights: str | None = None) -> Model:
     """Fit the paper's model of ``target``'s time (write by default) on ``frame`` over the
     settings ``names``, from the rows that timed it.
 
@@ -103,6 +144,13 @@ def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
     term fewer than there are configurations, and at most one term per
     ``configurations_per_term`` of them. Raises DataError when the data cannot support any
     model.
+
+    ``weights`` names a column of ``frame`` holding how many runs each row stands for (rows
+    aggregated before, as :func:`aggregate_runs` makes them); the fit is then weighted by
+    it. With ``aggregate``, the usable rows are first folded into one row per configuration
+    and scale (:func:`aggregate_runs`, counting ``weights``): the same model when a
+    configuration's runs agree, at a cost that grows with the configurations, not the runs.
+    Either way the measurements counted (at least 3, and ``stats.rows``) are the runs.
     """
     from iotune.model import fit_model
 
@@ -111,14 +159,20 @@ def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
     if not numeric:
         raise DataError("no numeric setting varies in the training data; the model needs at "
                         "least one (add values to the space and train again)")
-    data = prepare(frame, numeric + categorical, target)
-    configurations = len(data.drop_duplicates(subset=numeric + categorical))
+    columns = numeric + categorical
+    data = prepare(frame, columns, target)
+    if aggregate:
+        data = aggregate_runs(data, columns, target, weights=weights)
+        weights = WEIGHT
+    runs = len(data) if weights is None else float(data[weights].sum())
+    configurations = len(data.drop_duplicates(subset=columns))
     terms = max(1, min(max_terms, configurations - 1, len(data) - 1,
                        configurations // configurations_per_term))
-    if len(data) < 3:
-        raise DataError(f"only {len(data)} usable training measurement(s); the model needs at "
+    if runs < 3:
+        raise DataError(f"only {runs:g} usable training measurement(s); the model needs at "
                         "least 3 (run 'iotune train' first)")
     actionable = [n for n in numeric if n != "cores"]
     return fit_model(data, numeric, target_column(target), max_terms=terms, actionable=actionable,
                      categorical=categorical, seed=seed, monotone_completion=monotone_completion,
-                     interactions=interactions)
+                     interactions=interactions,
+                     weights=None if weights is None else data[weights].to_numpy(dtype=float))

@@ -167,7 +167,7 @@ def model_from_dict(data: Any) -> Model:
     fit = data.get("fit")
     if fit is not None:
         cv_folds = fit.get("cv_folds") if isinstance(fit, Mapping) else None
-        stats = FitStats(_need(fit, "rows", int, "fit."),
+        stats = FitStats(_need(fit, "rows", (int, float), "fit."),
                          _need(fit, "configurations", int, "fit."),
                          float(_need(fit, "relative_error", (int, float), "fit.")),
                          _optional_float(fit, "cv_relative_error", "fit."),

@@ -50,9 +50,14 @@ class Completion:
 
 @dataclass(frozen=True)
 class FitStats:
-    """Fit statistics. Errors are sums over rows of ``((m - y)/y)^2`` (eq. 4)."""
+    """Fit statistics. Errors are sums over rows of ``((m - y)/y)^2`` (eq. 4).
 
-    rows: int
+    ``rows`` is the number of measurements fitted: the rows, or for a weighted fit their
+    total weight (each row weighted by the runs it stands for, errors weighted alike), so
+    RMS errors (``error / rows``) mean the same either way.
+    """
+
+    rows: float  # an int, except for a weighted fit with non-integral weights
     configurations: int
     relative_error: float
     cv_error: float | None

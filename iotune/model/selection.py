@@ -18,6 +18,13 @@ With ``B = Q'X``, ``G = Q'WX`` and ``M = Q'WQ`` kept up to date, the pieces are
 so a step costs one pass over the candidate matrix (``[q, Wq, r, Wr]' X``) plus ``O(C k^2)``.
 A candidate whose orthogonal part is tiny (``|z|^2 <= SPAN_TOL``) lies numerically in the
 span of the basis and is never chosen.
+
+Weighted rows. With a weight ``v_j`` per row (e.g. the number of runs an aggregated row
+stands for), coefficients minimise ``sum_j v_j (m(x_j) - y_j)^2`` and the error is
+``E = sum_j v_j ((m(x_j) - y_j) / y_j)^2``. Both are the unweighted problem on the rows
+scaled by ``sqrt(v_j)`` (``X``, ``y`` and the residual scale, ``(m - y)/y`` does not), with
+``w = 1/y^2`` of the unscaled targets, so the scores above apply unchanged; a row of weight
+``k`` then counts exactly as ``k`` copies of it.
 """
 
 from __future__ import annotations
@@ -41,15 +48,26 @@ _BLOCK_ROWS = 256  # rows per block in the one pass over X that sets up the scor
 class GreedySelector:
     """The state of forward selection: the basis so far and the scores of all candidates.
 
-    ``X`` (rows x candidates, C-ordered) holds the candidates unscaled and is only read;
-    every quantity derived from it is scaled by ``scale = 1/|x_c|``, so the scores see
-    unit-norm columns. ``y`` must be positive (the caller checks).
+    ``X`` (rows x candidates, C-ordered) holds the candidates unscaled and, without
+    weights, is only read; every quantity derived from it is scaled by ``scale = 1/|x_c|``,
+    so the scores see unit-norm columns. ``y`` must be positive (the caller checks).
+
+    With ``weights`` (positive and finite, one per row; the caller checks), the rows of
+    ``X`` are multiplied by ``sqrt(weights)`` *in place* (the selector takes ``X`` over, so
+    a large candidate matrix is not copied) and the fit is weighted as the module says.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         self.X = X
         self.y = y
         self.w = 1.0 / (y * y)
+        self.root: np.ndarray | None = None
+        self.total_weight = float(len(y))
+        if weights is not None:
+            self.root = np.sqrt(weights)
+            self.total_weight = float(np.sum(weights))
+            X *= self.root[:, None]
+            y = y * self.root
         rows, count = X.shape
         sq = np.zeros(count)
         wsq = np.zeros(count)
@@ -81,11 +99,14 @@ class GreedySelector:
     @property
     def is_exact(self) -> bool:
         """Whether the fit is exact to rounding (RMS relative error <= EXACT_RMS)."""
-        return self.error <= self.rows * EXACT_RMS**2
+        return self.error <= self.total_weight * EXACT_RMS**2
 
     def columns(self, indices: list[int]) -> np.ndarray:
-        """The candidates ``indices`` as unit-norm columns."""
-        return self.X[:, indices] * self.scale[indices]
+        """The candidates ``indices`` on the unweighted rows, scaled as the scores see them
+        (to unit norm, on the weighted rows when there are weights)."""
+        if self.root is None:
+            return self.X[:, indices] * self.scale[indices]
+        return self.X[:, indices] * self.scale[indices] / self.root[:, None]
 
     def scores(self, allowed: np.ndarray | None = None) -> np.ndarray:
         """Relative error after adding each candidate; ``inf`` where it cannot be added.
@@ -151,7 +172,7 @@ def forward_select(selector: GreedySelector, *, max_terms: int, stop: str, min_g
     than that fraction. A term that fails the test is not added.
     """
     picks: list[Pick] = []
-    cv_before: float | None = float(selector.rows)  # the empty model: every |m-y|/y is 1
+    cv_before: float | None = selector.total_weight  # the empty model: every |m-y|/y is 1
     while True:
         if len(picks) >= max_terms:
             return picks, f"term limit ({max_terms})"

@@ -33,7 +33,6 @@ It needs a training campaign.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any
 
@@ -49,7 +48,7 @@ from iotune.strategies.base import (
     register_strategy,
 )
 from iotune.strategies.coverage import Axes, candidate_axes, distances_to, space_filling
-from iotune.strategies.surrogate import Forecast, bootstrap_forecast
+from iotune.strategies.surrogate import Forecast, bootstrap_forecast, final_model
 
 METHODS = ("sequential", "paper")
 #: The fewest configurations the model can be fitted on (two terms and a check).
@@ -152,15 +151,11 @@ class ModelGuided(Strategy):
         self._final_model(context, names)
 
     def _final_model(self, context: SearchContext, names: list[str]) -> None:
-        """The single model on everything measured, for the report (predictions, CV error)."""
-        frame = context.training_frame()
-        if frame is None or not _has_rows(frame, names):
-            return
-        # Too little variation for a model leaves none: the search itself did not need one.
-        with contextlib.suppress(DataError):
-            self.notes["model"] = fit_for_settings(frame, names, int(self.values["max_terms"]),
-                                                   int(self.values["seed"]),
-                                                   target=context.target)
+        """The single model on everything measured (:func:`final_model`), if any."""
+        model = final_model(context.training_frame(), names, int(self.values["max_terms"]),
+                            int(self.values["seed"]), context.target)
+        if model is not None:
+            self.notes["model"] = model
 
     # ------------------------------------------------------------------ paper
 
@@ -171,7 +166,7 @@ class ModelGuided(Strategy):
         for round_no in range(self.values["refit_rounds"] + 1):
             assert frame is not None  # a context with training data keeps it
             model = fit_for_settings(frame, names, self.values["max_terms"],
-                                     self.values["seed"], target=context.target)
+                                     self.values["seed"], target=context.target, aggregate=True)
             predictions = model.predict(context.candidate_frame(), unseen_levels="shared")
             order = np.argsort(predictions, kind="stable")
             chosen: list[Configuration] = []

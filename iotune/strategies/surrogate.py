@@ -5,7 +5,13 @@ single lucky draw can pull a term in or out and turn the ranking of the whole sp
 selection is repeated on ``members`` bootstrap resamples of the measured *configurations*
 (all repeats of a configuration stay together, as in the model's cross-validation), each
 resample fitted by :func:`iotune.model.from_measurements.fit_for_settings`, and every
-candidate is predicted by every member. Members are kept small for the data they see: at
+candidate is predicted by every member.
+
+The runs are folded first (:func:`iotune.model.from_measurements.aggregate_runs`): one row
+per configuration and scale at the geometric mean of its runs, weighted by their number, and
+the resamples draw those rows (a configuration drawn twice weighs twice). A store that holds
+a year of training runs of the kernel then costs what its distinct configurations cost, not
+what its runs do. Members are kept small for the data they see: at
 most one term per ``CONFIGURATIONS_PER_TERM`` configurations, and categorical settings enter
 as per-level offsets only (no per-level copy of every term); the paper's monotonicity
 completion stays, since it is what lets a member put an optimum inside a setting's range
@@ -29,11 +35,14 @@ import numpy as np
 
 from iotune.errors import DataError
 from iotune.model.from_measurements import (
+    WEIGHT,
+    aggregate_runs,
     fit_for_settings,
     model_columns,
     prepare,
     target_column,
     timed_rows,
+    with_settings,
 )
 
 if TYPE_CHECKING:
@@ -83,27 +92,27 @@ def bootstrap_forecast(frame: pd.DataFrame, candidates: pd.DataFrame, names: Seq
     runs) are ignored. Returns None when the data cannot support a model (fewer than three
     configurations, or no numeric setting varies) or no member could be fitted. The time
     modelled is ``target``'s (see :mod:`iotune.model.from_measurements`).
+
+    A configuration's runs enter as one row at their geometric mean, weighted by their
+    number: repeating every run of ``frame`` leaves the forecast as it is (to rounding),
+    and the cost grows with the configurations measured, not with their runs.
     """
-    frame = timed_rows(frame, target)
-    numeric, categorical = model_columns(names, frame)
-    if not numeric:
+    configs, fastest = _configurations(frame, names, target)
+    count = 0 if configs is None else len(configs)
+    if configs is None or count < 3:
         return None
-    data = prepare(frame, numeric + categorical, target)
-    groups = data.groupby(numeric + categorical, sort=False, dropna=False).ngroup().to_numpy()
-    configurations = int(groups.max()) + 1 if len(groups) else 0
-    if configurations < 3:
-        return None
-    rows_of = [np.flatnonzero(groups == g) for g in range(configurations)]
-    floor = FLOOR_FRACTION * float(data[target_column(target)].min())
+    floor = FLOOR_FRACTION * fastest
+    runs = configs[WEIGHT].to_numpy()
     rng = np.random.default_rng(seed)
     logs = []
     for member in range(members):
-        picked = rng.integers(configurations, size=configurations)
-        sample = data.iloc[np.concatenate([rows_of[g] for g in picked])]
+        drawn = np.bincount(rng.integers(count, size=count), minlength=count)
+        rows = np.flatnonzero(drawn)
+        sample = configs.iloc[rows].assign(**{WEIGHT: runs[rows] * drawn[rows]})
         try:
             model = fit_for_settings(sample, names, max_terms, seed + member,
                                      configurations_per_term=CONFIGURATIONS_PER_TERM,
-                                     interactions=False, target=target)
+                                     interactions=False, target=target, weights=WEIGHT)
         except DataError:
             continue  # a resample without variation in any setting: no member from it
         logs.append(np.log(np.maximum(predict_all(model, candidates), floor)))
@@ -112,7 +121,40 @@ def bootstrap_forecast(frame: pd.DataFrame, candidates: pd.DataFrame, names: Seq
     return Forecast(np.vstack(logs))
 
 
+def _configurations(frame: pd.DataFrame, names: Sequence[str], target: str,
+                    ) -> tuple[pd.DataFrame | None, float]:
+    """The usable rows of ``frame`` folded into one per configuration (in order of first
+    appearance, each with its runs in :data:`WEIGHT`) and the fastest run's time; None when
+    no numeric setting varies."""
+    column = target_column(target)
+    # Only the columns the model reads: filtering a store's wide frame row by row would
+    # copy every other column too.
+    wanted = [c for c in dict.fromkeys([*names, "cores", column]) if c in frame.columns]
+    narrow = timed_rows(frame[wanted], target)
+    numeric, categorical = model_columns(names, narrow)
+    if not numeric:
+        return None, 0.0
+    columns = numeric + categorical
+    data = prepare(narrow, columns, target)
+    fastest = float(data[column].min()) if len(data) else 0.0
+    return aggregate_runs(data, columns, target), fastest
+
+
 def predict_all(model: Model, candidates: pd.DataFrame) -> np.ndarray:
     """``model``'s prediction for every candidate; a level a resample never saw gets the
     shared terms only."""
     return model.predict(candidates, unseen_levels="shared")
+
+
+def final_model(frame: pd.DataFrame | None, names: Sequence[str], max_terms: int, seed: int,
+                target: str = "write") -> Model | None:
+    """The single model on everything measured, for the tune's output and the report
+    (predictions, CV error), fitted on one row per configuration weighted by its runs (a
+    store may hold many). None when the data has no row with a setting or too little
+    variation for a model: the search itself did not need one."""
+    if frame is None or frame.empty or with_settings(frame, names).empty:
+        return None
+    try:
+        return fit_for_settings(frame, names, max_terms, seed, target=target, aggregate=True)
+    except DataError:
+        return None
