@@ -156,6 +156,10 @@ class LandscapeBackend(Backend):
         return self.landscape.measure(request)
 
 
+#: The strategies that fit on the landscape's training data (the others ignore it).
+TRAINED = ("model", "portfolio")
+
+
 def landscape_context(landscape: Landscape, budget: int | None) -> MeasuringContext:
     """The search context of ``tune`` over a landscape: one repetition per configuration
     (as in the paper's tuning runs), statistic median, measurements kept in memory beside
@@ -317,7 +321,7 @@ def run_search(landscape: Landscape, name: str, budget: int | None,
     ratio = landscape.ratio(best.key) if best is not None else 0.0
     bandwidth = (landscape.bytes_written / 2**20 / landscape.truth[best.key]
                  if best is not None else 0.0)
-    training = len(landscape.training) if name == "model" else 0
+    training = len(landscape.training) if name in TRAINED else 0
     return Outcome(ratio, len(context.evaluations), training, bandwidth), context
 
 

@@ -90,7 +90,7 @@ class TuneConfig:
 
     repetitions: int = 1
     statistic: str = "median"
-    strategy: str = "model"
+    strategy: str = "portfolio"
     budget: int | None = None
     seed: int = 0
     state_aware: bool = False
@@ -385,7 +385,7 @@ def _tune(raw: Any) -> TuneConfig:
     return TuneConfig(
         repetitions=t.int("repetitions", 1) or 1,
         statistic=t.text("statistic", "median", STATISTICS) or "median",
-        strategy=t.text("strategy", "model") or "model",
+        strategy=t.text("strategy", "portfolio") or "portfolio",
         budget=t.int("budget", None),
         seed=t.int("seed", 0, minimum=0) or 0,
         state_aware=state_aware,

@@ -7,7 +7,8 @@ the best configuration. After the search, the leaders race:
 - **Estimate.** A configuration's typical time is the geometric mean of its successful runs
   (the median of a log-normal, the usual model of I/O time variability). Its doubt is the
   *pooled* spread of log times: the standard deviation of each configuration's runs around
-  its own mean, pooled over every configuration measured more than once (noise on one
+  its own mean, pooled over every configuration measured more than once whose runs can
+  differ (not the replays of a configuration recorded once; noise on one
   system at one scale is multiplicative and similar across settings, and pooling lets a
   configuration with a single run have an interval too). The interval of a configuration
   with ``n`` runs is ``mean ± t(df) x s / sqrt(n)`` in log space, at ``CONFIDENCE`` (90%,
@@ -47,10 +48,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iotune.strategies.base import Evaluation
+if TYPE_CHECKING:
+    from iotune.strategies.base import Evaluation
 
 CONFIDENCE = 0.90
 RACE_SIZE = 3
@@ -82,11 +85,14 @@ class Noise:
 
 
 def pooled_noise(evaluations: Iterable[Evaluation]) -> Noise:
-    """The spread of log times pooled over every configuration with two runs or more."""
+    """The spread of log times pooled over every configuration with two runs or more whose
+    runs can differ. Replays of a configuration recorded once cannot (each answers the one
+    recorded time): counted, they would pull the pooled spread, and every interval, towards
+    zero, so they are left out."""
     squares, df = 0.0, 0
     for evaluation in evaluations:
         logs = _logs(evaluation)
-        if len(logs) > 1:
+        if len(logs) > 1 and all(m.shows_spread for m in evaluation.measurements):
             squares += float(((logs - logs.mean()) ** 2).sum())
             df += len(logs) - 1
     return Noise(math.sqrt(squares / df) if df else None, df)
@@ -244,6 +250,27 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
     return _choose(default, evaluations(), spent)
 
 
+def runs_to_confirm(gain: float, noise: Noise) -> int | None:
+    """Runs of each of two configurations needed before a measured speedup of ``gain``
+    would be above 1x with ``CONFIDENCE`` at this noise: ``2 (z s / log gain)^2`` with the
+    normal quantile ``z`` (the t quantile's limit); None when ``gain`` is not above 1 or the
+    noise is unknown."""
+    from scipy.stats import norm
+
+    if noise.sigma is None or gain <= 1.0:
+        return None
+    z = float(norm.ppf(0.5 + CONFIDENCE / 2))
+    return math.ceil(2 * (z * noise.sigma / math.log(gain)) ** 2)
+
+
+def _runs_to_confirm_text(gain: Speedup, noise: Noise) -> str:
+    runs = runs_to_confirm(gain.value, noise)
+    if runs is None:
+        return ""
+    return (f"; at this noise (log spread {noise.sigma:.2f}) confirming {gain.value:.2f}x "
+            f"takes about {runs} runs of it and of the default")
+
+
 def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
     noise = pooled_noise([default, *pool])
     top = leaders([default, *pool], count=2, noise=noise)
@@ -263,9 +290,11 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
         return Choice(best, runner_up, default, noise, None, False, tied, spent,
                       "the default failed, so the best measured configuration is recommended")
     if not gain.confident:
-        why = ("the spread of the runs is unknown (no configuration was measured twice)"
+        why = ("the spread of the runs is unknown (no configuration was measured twice, or "
+               "only replays of configurations recorded once)"
                if noise.sigma is None else
-               f"its speedup interval reaches {gain.low:.2f}x, not above 1x")
+               f"its speedup interval reaches {gain.low:.2f}x, not above 1x"
+               + _runs_to_confirm_text(gain, noise))
         return Choice(best, runner_up, default, noise, gain, True, tied, spent,
                       f"the best found does not beat the default with {CONFIDENCE:.0%} "
                       f"confidence: {why}")

@@ -5,8 +5,9 @@ them), a scale column (``cores``) and a time column (``write_time``; both names 
 mapped in the config's ``backend`` section). A row whose setting cells are all empty is the
 default configuration. The searchable space becomes the set of recorded configurations at
 the asked scale; asking for one that was not recorded is an error, not a guess. Repeats are
-answered by a seeded draw among the recorded repeats (``replay_pick: draw``) or by their
-median (``median``). Records say ``backend: replay`` and carry the data file's sha256.
+answered by seeded draws among the recorded repeats, without replacement until each was
+used (``replay_pick: draw``, :func:`replay_index`), or by their median (``median``).
+Records say ``backend: replay`` and carry the data file's sha256.
 """
 
 from __future__ import annotations
@@ -120,8 +121,7 @@ class ReplayBackend(Backend):
         if self.pick == "median":
             time = float(np.median(times))
         else:
-            rng = np.random.default_rng([self.seed, int(request.key, 16) % 2**63, rep])
-            time = float(times[int(rng.integers(len(times)))])
+            time = float(times[replay_index(len(times), self.seed, request.key, rep)])
         from iotune.kernels import get_kernel
 
         spec = get_kernel(request.kernel)
@@ -139,6 +139,17 @@ class ReplayBackend(Backend):
             },
         )
         return record
+
+
+def replay_index(recorded: int, seed: int, key: str, rep: int) -> int:
+    """Which of a configuration's ``recorded`` repeats answers repetition ``rep``: the
+    ``rep``-th of a permutation seeded by ``seed`` and the configuration's key, starting over
+    after the last. So repetitions take different recorded runs while any are left, as runs
+    of a real system never repeat a time to the last digit (drawn with replacement, three
+    repetitions of a configuration recorded three times would all be the same run one time
+    in nine, and the race would read that as no noise at all)."""
+    order = np.random.default_rng([seed, int(key, 16) % 2**63]).permutation(recorded)
+    return int(order[rep % recorded])
 
 
 @register_backend("replay")

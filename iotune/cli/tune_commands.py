@@ -36,6 +36,7 @@ from iotune.slurm import current_allocation
 from iotune.slurm import job_id as slurm_job_id
 from iotune.store import Store
 from iotune.strategies import strategy_help
+from iotune.strategies.portfolio import allocation_text
 from iotune.terminal import Progress, make_progress
 from iotune.train import (
     CampaignInterrupted,
@@ -196,7 +197,8 @@ def _duration(seconds: float | None) -> str:
 @command_options
 @click.option("--cores", type=click.IntRange(min=1),
               help="Target scale (ranks); required unless a proxy file gives them.")
-@click.option("--strategy", help="model (default), exhaustive, random, genetic or tpe.")
+@click.option("--strategy", help="portfolio (default), model, exhaustive, random, genetic "
+                                 "or tpe.")
 @click.option("--budget", type=click.IntRange(min=1),
               help="Configurations to evaluate at most at the target scale.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
@@ -227,11 +229,14 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  launcher: str | None, fresh: bool, retry_failed: bool,
                  state_aware: bool | None, target: str | None, output: Path | None,
                  no_color: bool, fmt: str) -> None:
-    """Find the fastest configuration at one scale: baseline, prune, explore, refit, report.
+    """Find the fastest configuration at one scale: baseline, search, race, report.
 
-    With the default 'model' strategy: fit the empirical model on the store's training
-    data, run the top_k predicted configurations, refit, run the new top_k_refit, and
-    report the best measured one with its speedup over the default configuration.
+    Measure the default configuration, search the candidates at --cores ranks under the
+    budget, race the leaders against the default, and report the best with its speedup
+    and interval (the default when nothing beats it with confidence). The default
+    'portfolio' search gives each run to the proposer whose predictions have held up best:
+    the paper's model (fitted on the store's training data and this search), the trained
+    scales' shape, TPE, the best run's neighbourhood, or space-filling.
 
     \b
     Example:
@@ -318,6 +323,14 @@ def _tune_text(result: TuneResult) -> str:
     spent = f", budget {result.spent}/{result.budget}" if result.budget else ""
     summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
                        f"configurations, {choice.race_runs} race runs{spent}")
+    if result.allocation is not None:
+        summary["runs by proposer"] = allocation_text(result.allocation)
+        transfer = result.allocation.get("transfer") or {}
+        if transfer.get("scales"):
+            rho = transfer.get("rank_correlation")
+            summary["trained scales"] = (
+                ", ".join(map(str, transfer["scales"])) + " ranks; their order at the target: "
+                + ("not judged yet" if rho is None else f"rank correlation {rho:.2f}"))
     if result.model is not None:
         summary["model"] = result.model.formula()
     lines.append(render_pairs(summary))

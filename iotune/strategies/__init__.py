@@ -1,5 +1,12 @@
-"""Search strategies behind one interface: model-guided, exhaustive, random, genetic, tpe."""
+"""Search strategies behind one interface: portfolio (the default), model-guided,
+exhaustive, random, genetic, tpe.
 
+Each built-in strategy's module registers itself when imported; importing this package
+imports them all, so the registry in :mod:`iotune.strategies.base` is full wherever a
+strategy is looked up by name.
+"""
+
+from iotune.strategies import basic, genetic, model_guided, portfolio, tpe  # noqa: F401
 from iotune.strategies.base import (
     Evaluation,
     SearchContext,

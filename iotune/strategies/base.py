@@ -193,13 +193,11 @@ def register_strategy(cls: type[Strategy]) -> type[Strategy]:
 
 
 def known_strategies() -> list[str]:
-    _load_builtin()
     return sorted(_REGISTRY)
 
 
 def strategy_class(name: str) -> type[Strategy]:
     """The strategy class called ``name``; ConfigError listing the known ones otherwise."""
-    _load_builtin()
     if name not in _REGISTRY:
         raise ConfigError(f"--strategy: unknown strategy '{name}'; known strategies: "
                           f"{', '.join(known_strategies())}")
@@ -226,7 +224,6 @@ def make_strategy(name: str, **options: Any) -> Strategy:
 
 def strategy_help() -> str:
     """A table of every strategy's options, for ``--help`` and docs."""
-    _load_builtin()
     lines = []
     for name in sorted(_REGISTRY):
         cls = _REGISTRY[name]
@@ -234,7 +231,3 @@ def strategy_help() -> str:
         lines.append(f"{name}: {doc}")
         lines += [f"    {o.name} (default {o.default}): {o.help}" for o in cls.options]
     return "\n".join(lines)
-
-
-def _load_builtin() -> None:
-    from iotune.strategies import basic, genetic, model_guided, tpe  # noqa: F401

@@ -41,8 +41,8 @@ The search runs on a minimising study:
 
 Candidates the context had evaluated before the search are added to the study first (and
 count towards ``startup``). The search stops when the budget is spent or every candidate
-has been evaluated. Optuna is imported only when the search starts
-(``pip install 'iotune[tpe]'``); its log messages below warnings are silenced meanwhile.
+has been evaluated. Optuna (a dependency of iotune) is imported only when the search
+starts; its log messages below warnings are silenced meanwhile.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def import_optuna() -> ModuleType:
     try:
         import optuna
     except ImportError:
-        raise ConfigError("--strategy tpe: needs optuna (pip install 'iotune[tpe]')") from None
+        raise ConfigError("--strategy tpe: needs optuna (pip install optuna)") from None
     return optuna
 
 

@@ -54,6 +54,9 @@ class TuneResult:
     model: Any = None
     #: The time minimised: write, read or total (see :mod:`iotune.tune.target`).
     target: str = "write"
+    #: How a portfolio search shared its budget: per proposer the runs it chose and the
+    #: credit it earned, which proposers took part, what the training scales said.
+    allocation: dict[str, Any] | None = None
 
     @property
     def best(self) -> Evaluation | None:
@@ -147,6 +150,8 @@ class TuneResult:
                        "race_runs": choice.race_runs,
                        "elapsed_s": round(self.elapsed_s, 1)},
         }
+        if self.allocation is not None:
+            doc["search"]["allocation"] = self.allocation
         if self.model is not None:
             doc["model"] = model_summary(self.model)
         return doc

@@ -98,7 +98,16 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         target=tune_cfg.target,
         budget=total, spent=context.spent,
         best_so_far=context.best_so_far, model=search.notes.get("model"),
+        allocation=_allocation(search.notes),
     )
+
+
+def _allocation(notes: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a portfolio search says about how it shared its budget (None for the others)."""
+    if "proposers" not in notes:
+        return None
+    return {"initial_design": notes.get("initial", 0), "proposers": notes["proposers"],
+            "runs": notes.get("runs", {}), "transfer": notes.get("transfer")}
 
 
 def _state_policy(tune_cfg: Any) -> StatePolicy:

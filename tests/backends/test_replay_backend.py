@@ -82,3 +82,13 @@ def test_missing_time_column_names_it(write_config, landscape):
     path = write_config({"backend": {"name": "replay", "replay_data": str(landscape)}})
     with pytest.raises(DataError, match=r"backend\.replay_time_column: column .write_time. is not"):
         make_backend(with_backend(load_config(path), None, None, None))
+
+
+def test_repetitions_take_each_recorded_run_before_any_again():
+    from iotune.backends.replay import replay_index
+
+    for key in ("00ff", "1234abcd", "ffffffffffffffff"):
+        first = [replay_index(3, 7, key, rep) for rep in range(3)]
+        assert sorted(first) == [0, 1, 2]
+        assert [replay_index(3, 7, key, rep) for rep in range(3, 6)] == first
+    assert replay_index(1, 0, "ab", 5) == 0

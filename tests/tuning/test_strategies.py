@@ -96,7 +96,7 @@ def test_genetic_is_seeded():
 
 def test_unknown_strategy_and_option():
     with pytest.raises(ConfigError, match="unknown strategy 'annealing'; known strategies: "
-                                          "exhaustive, genetic, model, random, tpe"):
+                                          "exhaustive, genetic, model, portfolio, random, tpe"):
         make_strategy("annealing")
     with pytest.raises(ConfigError, match="unknown option"):
         make_strategy("random", temperature=3)

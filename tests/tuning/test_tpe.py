@@ -314,7 +314,7 @@ def test_optuna_is_quiet_and_its_verbosity_restored(capfd):
 def test_missing_optuna_is_a_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "optuna", None)  # makes `import optuna` fail
     with pytest.raises(ConfigError, match=r"--strategy tpe: needs optuna \(pip install "
-                                          r"'iotune\[tpe\]'\)"):
+                                          r"optuna\)"):
         make_strategy("tpe").search(SyntheticContext(budget=5))
 
 
