@@ -21,9 +21,13 @@ from iotune.store import Store
 from iotune.train import plan_campaign
 
 APP = Path(__file__).resolve().parents[1] / "reliability" / "slow_app.py"
-REPETITIONS = 20  # x 2 configurations: about 100 s of runs, more than the first start gets
+#: x 2 configurations of 2 s each: 120 s of runs, more than the first start gets. Slurm
+#: signals at most 90 s in; a campaign shorter than that can end before the signal, and the
+#: test then checks nothing (with 20 repetitions, 80 s, it did on a quiet machine).
+REPETITIONS = 30
 TIME_LIMIT = "2"  # minutes, Slurm's smallest practical limit
 SIGNAL = "B:TERM@30"  # Slurm may send it up to 60 s early: between 30 s and 90 s in
+IDLE_S = 15  # seconds the node must read idle before the requeued job is hurried
 
 
 def job_field(env: dict[str, str], job: str, name: str) -> str:
@@ -62,7 +66,7 @@ def test_a_requeued_job_ends_with_exactly_the_planned_runs(slurm, tmp_path):
                                 f"--signal={SIGNAL}", str(script)], env=env,
                                capture_output=True, text=True, check=True)
     job = submitted.stdout.strip().split(";")[0]
-    state, restarts, sped_up, hurried = "", 0, False, False
+    state, restarts, sped_up, hurried, idle_since = "", 0, False, False, None
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         state = job_field(env, job, "JobState")
@@ -70,10 +74,13 @@ def test_a_requeued_job_ends_with_exactly_the_planned_runs(slurm, tmp_path):
         if restarts and not sped_up:
             (pids / "seconds").write_text("0.05")  # the point is made: finish quickly
             sped_up = True
-        if restarts and not hurried and state == "PENDING" and node_idle(env):
+        idle = restarts and state == "PENDING" and node_idle(env)
+        idle_since = (idle_since or time.monotonic()) if idle else None
+        if not hurried and idle_since is not None and time.monotonic() - idle_since >= IDLE_S:
             # Slurm holds a requeued job for about two minutes; once its first start has
-            # wholly ended (node idle: starting earlier revokes the job's credential),
-            # letting it start at once only saves time.
+            # wholly ended, letting it start at once only saves time. Starting it earlier
+            # revokes the job's credential, and the node reads idle a little before the old
+            # start's clean-up is done: hence a while of idle first, not one look.
             subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=env,
                            capture_output=True)
             hurried = True
