@@ -42,6 +42,13 @@ def load_tuned(path: Path) -> dict[str, Any]:
             "reason": doc.get("reason")}
 
 
+def write_lines(lines: list[str], path: str) -> str:
+    """A shell command that writes ``lines`` to ``path``, every word quoted (never a
+    here-document, which a value holding its end marker would close)."""
+    quoted = " ".join(shlex.quote(line) for line in lines)
+    return f"printf '%s\\n' {quoted} > {shlex.quote(path)}"
+
+
 def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
     args = []
     for setting in settings_in_layer("lustre"):
@@ -57,10 +64,9 @@ def romio_lines(settings: Mapping[str, Any], hints_file: str) -> list[str]:
     hints = mpiio_hints(settings)
     if not hints:
         return ["# MPI-IO: no hints were tuned"]
-    body = "\n".join(f"{k} {v}" for k, v in hints.items())
     return ["# ROMIO hints file, read by MPICH/ROMIO at MPI_File_open",
-            f"cat > {hints_file} <<'EOF'", body, "EOF",
-            f'export ROMIO_HINTS="$PWD/{hints_file}"']
+            write_lines([f"{k} {v}" for k, v in hints.items()], hints_file),
+            f'export ROMIO_HINTS="$PWD"/{shlex.quote(hints_file)}']
 
 
 def cray_lines(settings: Mapping[str, Any]) -> list[str]:
@@ -121,8 +127,8 @@ def preload_lines(settings: Mapping[str, Any], settings_file: str) -> list[str]:
         return ["# preload library: no MPI-IO or HDF5 settings were tuned"]
     return ["# iotune's preload library: the settings reach an unmodified program's own",
             "# MPI_Info and HDF5 file access (build it once: python -m iotune.preload)",
-            f"cat > {settings_file} <<'EOF'", body, "EOF",
-            f'export IOTUNE_SETTINGS="$PWD/{settings_file}"',
+            write_lines(body.split("\n"), settings_file),
+            f'export IOTUNE_SETTINGS="$PWD"/{shlex.quote(settings_file)}',
             'export LD_PRELOAD="$(python -m iotune.preload)${LD_PRELOAD:+ $LD_PRELOAD}"']
 
 

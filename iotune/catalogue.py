@@ -17,6 +17,7 @@ heavy may load.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -183,9 +184,33 @@ class YesNo(Kind):
         return "yes" if value else "no"
 
 
+#: What a free-form value (an MPI-IO hint, a text setting) may hold: the characters of
+#: ROMIO's and Cray MPICH's hint values (numbers, words, host lists such as ``*:4`` or
+#: ``n1:2,n2:2``, paths). No whitespace, quotes or shell syntax: values reach hints files
+#: (``key value`` lines), environment variables and job-script lines, where a newline or
+#: ``$(...)`` would be a command.
+SAFE_VALUE = re.compile(r"[A-Za-z0-9_.,:=*/+-]+")
+SAFE_VALUE_RULE = "letters, digits and _ . , : = * / + -"
+#: What an MPI-IO hint's key may hold (it also becomes part of a variable's name, as in
+#: IOR's ``IOR_HINT__MPI__<key>``).
+SAFE_KEY = re.compile(r"[A-Za-z0-9_]+")
+
+
+def safe_text(text: str, what: str, pattern: re.Pattern[str] = SAFE_VALUE,
+              rule: str = SAFE_VALUE_RULE) -> str:
+    """``text`` when every character of it is allowed; SettingValueError naming the others."""
+    if not pattern.fullmatch(text):
+        bad = sorted({ch for ch in text if not pattern.fullmatch(ch)})
+        shown = ", ".join(repr(ch) for ch in bad)
+        raise SettingValueError(f"{what} {text!r} has characters a setting cannot carry "
+                                f"({shown}); allowed: {rule}")
+    return text
+
+
 @dataclass(frozen=True)
 class Text(Kind):
-    """A non-empty string (an integer is taken as its digits)."""
+    """A non-empty string of :data:`SAFE_VALUE` characters (an integer is taken as its
+    digits)."""
 
     name: ClassVar[str] = "text"
     metavar: ClassVar[str] = "STR"
@@ -193,7 +218,7 @@ class Text(Kind):
     def parse(self, value: Any) -> str:
         if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
             raise SettingValueError(f"{value!r} is not a non-empty string")
-        return str(value).strip()
+        return safe_text(str(value).strip(), "value")
 
 
 @dataclass(frozen=True)
@@ -307,14 +332,16 @@ def known_setting_names() -> list[str]:
 
 
 def parse_hint(key: str, value: Any) -> tuple[str, str]:
-    """A free MPI-IO hint as ``(key, text)``: the key non-empty without spaces, the value
-    non-empty (booleans become ``true``/``false``); SettingValueError otherwise."""
-    if not key or any(ch.isspace() for ch in key):
-        raise SettingValueError(f"hint key {key!r} is empty or has spaces")
+    """A free MPI-IO hint as ``(key, text)``: the key non-empty of :data:`SAFE_KEY`
+    characters, the value non-empty of :data:`SAFE_VALUE` characters (booleans become
+    ``true``/``false``); SettingValueError otherwise."""
+    if not key:
+        raise SettingValueError("hint key is empty")
+    safe_text(key, "hint key", SAFE_KEY, "letters, digits and _")
     text = ("true" if value else "false") if isinstance(value, bool) else str(value).strip()
     if not text:
         raise SettingValueError(f"hint {key!r} has an empty value")
-    return key, text
+    return key, safe_text(text, "value")
 
 
 def parse_setting(name: str, value: Any) -> Any:

@@ -27,7 +27,7 @@ from iotune.cli.common import (
     with_kernel,
 )
 from iotune.config import Config
-from iotune.errors import ConfigError
+from iotune.errors import ConfigError, DataError
 from iotune.model.trust import prediction_warning
 from iotune.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.racing import CONFIDENCE
@@ -267,6 +267,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  f"{store.path} and the run in flight was discarded; rerun the same command "
                  f"to continue: it reuses them{_requeue_hint()} (exit status {stop.exit_status})")
         sys.exit(stop.exit_status)
+    _check_something_ran(result)
     tuned = result.to_tuned()
     if result.model is not None:
         stats = result.model.stats
@@ -281,6 +282,19 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     else:
         emit({**tuned, "best": tuned["best_found"], "runs": result.runs}, fmt)
     progress(f"iotune: tune took {time.monotonic() - started:.0f} s")
+
+
+def _check_something_ran(result: TuneResult) -> None:
+    """DataError (no tuned file) when every configuration the search ran failed: a tuned
+    file would recommend settings that were never seen to work, or the default as if it had
+    been beaten fairly."""
+    if result.evaluations and all(e.statistic is None for e in result.evaluations):
+        first = next((f for e in result.evaluations for f in e.failures), "no time recorded")
+        raise DataError(f"tune: every one of the {len(result.evaluations)} configurations "
+                        f"run at {result.cores} rank{'' if result.cores == 1 else 's'} failed "
+                        f"(first error: {first}); no tuned "
+                        "file written; see 'iotune results --failed', fix the cause "
+                        "and rerun with --retry-failed")
 
 
 def _tune_text(result: TuneResult) -> str:

@@ -81,8 +81,13 @@ def test_byte_settings_with_zero_as_a_value():
 
 def test_free_hints():
     assert parse_hint("romio_no_indep_rw", True) == ("romio_no_indep_rw", "true")
-    with pytest.raises(SettingValueError, match="hint key 'a b' is empty or has spaces"):
+    with pytest.raises(SettingValueError, match=r"hint key 'a b' has characters a setting "
+                                                 r"cannot carry \(' '\)"):
         parse_hint("a b", "1")
+    with pytest.raises(SettingValueError, match="hint key is empty"):
+        parse_hint("", "1")
+    with pytest.raises(SettingValueError, match=r"value 'a\$\(b\)' has characters"):
+        parse_hint("x", "a$(b)")
     with pytest.raises(SettingValueError, match="hint 'x' has an empty value"):
         parse_hint("x", " ")
 

@@ -233,9 +233,13 @@ def test_tune_reuses_a_recorded_failure_unless_retry_failed(tmp_path):
     config = write_config(tmp_path, seconds=0.05)
     (tmp_path / "pids" / "fail").write_text("")
     first = start_tune(config)
-    first.communicate(timeout=120)
+    _, stderr = first.communicate(timeout=120)
     failed = Store(tmp_path / "store.jsonl").records()
     assert failed and all(r["status"] == "failed" for r in failed)
+    # every configuration failed: an error, not a tuned file recommending something
+    assert first.returncode == 3, stderr
+    assert "configurations run at 1 rank failed (first error: " in stderr
+    assert "no tuned file written" in stderr and "Traceback" not in stderr
 
     (tmp_path / "pids" / "fail").unlink()
     reused = start_tune(config)

@@ -1,3 +1,6 @@
+import subprocess
+
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -17,14 +20,23 @@ def _tuned(tmp_path, doc=TUNED):
     return path
 
 
+def _run_lines(lines: str, cwd, *extra: str) -> str:
+    """Run job-script lines in bash (as a job script would, with set -eu) in ``cwd``."""
+    script = "set -eu\n" + lines + "\n" + "\n".join(extra) + "\n"
+    out = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def test_every_format(tmp_path):
     tuned = load_tuned(_tuned(tmp_path))
     assert 'lfs setstripe -c 64 -S 8388608 "$OUTPUT_DIR"' in render(tuned, "lustre")
     romio = render(tuned, "romio")
-    body = romio.split("<<'EOF'\n")[1].split("\nEOF")[0].splitlines()
-    assert sorted(body) == ["cb_nodes 64", "romio_cb_write enable", "striping_factor 64",
-                            "striping_unit 8388608"]
-    assert 'export ROMIO_HINTS="$PWD/iotune-romio-hints"' in romio
+    shown = _run_lines(romio, tmp_path, 'echo "$ROMIO_HINTS"')
+    assert shown.strip() == str(tmp_path / "iotune-romio-hints")
+    assert sorted((tmp_path / "iotune-romio-hints").read_text().splitlines()) == [
+        "cb_nodes 64", "romio_cb_write enable", "striping_factor 64", "striping_unit 8388608"]
     assert ("export MPICH_MPIIO_HINTS='*:cb_nodes=64:romio_cb_write=enable:striping_factor=64:"
             "striping_unit=8388608'") in render(tuned, "cray")
     assert "export IOR_HINT__MPI__cb_nodes=64" in render(tuned, "ior")
@@ -32,10 +44,57 @@ def test_every_format(tmp_path):
     assert "info.Set('cb_nodes', '64')" in h5
     assert "fapl.set_alignment(1, 1048576)" in h5
     preload = render(tuned, "preload")
-    body = preload.split("<<'EOF'\n")[1].split("\nEOF")[0].splitlines()
+    writes = "\n".join(line for line in preload.splitlines()
+                       if line.startswith(("printf", "export IOTUNE_SETTINGS")))
+    shown = _run_lines(writes, tmp_path, 'echo "$IOTUNE_SETTINGS"')
+    assert shown.strip() == str(tmp_path / "iotune-preload-settings")
+    body = (tmp_path / "iotune-preload-settings").read_text().splitlines()
     assert "hint:cb_nodes=64" in body and "hdf5:alignment=1048576" in body
-    assert 'export IOTUNE_SETTINGS="$PWD/iotune-preload-settings"' in preload
     assert "LD_PRELOAD=" in preload
+
+
+#: Values that would run a command if pasted into a job script unquoted or into a
+#: here-document: a newline, command substitution both ways, quotes, the end marker.
+HOSTILE = ["enable\ntouch PWNED", "$(touch PWNED)", "`touch PWNED`", "x'; touch PWNED; '",
+           'x"; touch PWNED; "', "EOF\ntouch PWNED\nEOF", "a b", "x;touch PWNED"]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+@pytest.mark.parametrize("name", ["hint.romio_no_indep_rw", "cb_config_list"])
+def test_a_tuned_file_with_a_value_that_could_reach_a_shell_is_refused(tmp_path, name,
+                                                                       value):
+    doc = dict(TUNED, settings={"cb_nodes": 4, name: value})
+    out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path, doc))])
+    assert out.exit_code == 2
+    assert f"settings.{name}: value " in out.output
+    assert "has characters a setting cannot carry" in out.output
+    assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_hint_key_with_shell_syntax_is_refused(tmp_path):
+    doc = dict(TUNED, settings={"hint.x$(touch PWNED)": "1"})
+    out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path, doc))])
+    assert out.exit_code == 2 and "hint key 'x$(touch PWNED)' has characters" in out.output
+
+
+@pytest.mark.parametrize("fmt", ["romio", "cray", "ior", "preload"])
+def test_rendered_lines_quote_every_value_even_unchecked_ones(tmp_path, fmt):
+    """Defence in depth: lines built from values that bypassed the checks still run no
+    command, and carry the value literally."""
+    value = "\n".join(HOSTILE)
+    tuned = {"settings": {"cb_nodes": 4, "hint.odd": value}, "kernel": "vpic", "cores": 4,
+             "provenance": "measured"}
+    lines = render(tuned, fmt)
+    if fmt == "preload":
+        lines = "\n".join(x for x in lines.splitlines() if not x.startswith("export LD_"))
+    check = subprocess.run(["bash", "-n", "-c", lines], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    _run_lines(lines, tmp_path)
+    assert not (tmp_path / "PWNED").exists()
+    written = {"romio": "iotune-romio-hints", "preload": "iotune-preload-settings"}
+    if fmt in written:
+        assert "$(touch PWNED)" in (tmp_path / written[fmt]).read_text()
 
 
 def test_apply_cli(tmp_path):
