@@ -11,6 +11,7 @@ applies. Settings that a format cannot express are named in a comment, never dro
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,14 @@ def write_lines(lines: list[str], path: str) -> str:
     return f"printf '%s\\n' {quoted} > {shlex.quote(path)}"
 
 
+#: The output directory of the printed lines unless ``--dir`` names another: the job
+#: script's ``OUTPUT_DIR``, and a clear failure when it is not set.
+DEFAULT_DIRECTORY = '"${OUTPUT_DIR:?set OUTPUT_DIR to the directory the program writes to}"'
+
+
 def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
+    """``lfs setstripe`` on ``directory`` (a shell word) where ``lfs`` exists; elsewhere one
+    line on stderr saying striping does not apply (not a Lustre system)."""
     args = []
     for setting in settings_in_layer("lustre"):
         if setting.name in settings and setting.lfs_option:
@@ -57,7 +65,12 @@ def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
     if not args:
         return ["# Lustre: no striping settings were tuned"]
     return ["# Lustre striping for new files in the output directory",
-            f"mkdir -p {directory}", f"lfs setstripe {' '.join(args)} {directory}"]
+            "if command -v lfs >/dev/null 2>&1; then",
+            f"  mkdir -p {directory}",
+            f"  lfs setstripe {' '.join(args)} {directory}",
+            "else",
+            '  echo "iotune: no lfs command (not a Lustre system): striping not applied" >&2',
+            "fi"]
 
 
 def romio_lines(settings: Mapping[str, Any], hints_file: str) -> list[str]:
@@ -118,32 +131,76 @@ def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def preload_lines(settings: Mapping[str, Any], settings_file: str) -> list[str]:
-    """Lines that load the preload library with the tuned MPI-IO hints and HDF5 settings."""
+def preload_lines(settings: Mapping[str, Any], settings_file: str,
+                  library: Path | None) -> list[str]:
+    """Lines that load the preload library (``library``, an absolute path resolved when
+    ``apply`` runs) with the tuned MPI-IO hints and HDF5 settings. The job fails with one
+    line when the library is gone by then: a program run without the settings it was tuned
+    for is an error, not a silent default. ``library`` None: it could not be built here,
+    which the lines say instead of loading anything."""
     from iotune.application import preload_settings_text
 
     body = preload_settings_text(settings).rstrip("\n")
     if not body:
         return ["# preload library: no MPI-IO or HDF5 settings were tuned"]
+    if library is None:
+        return ["# preload library: not built on this machine (python -m iotune.preload says "
+                "why); the HDF5 settings are not applied by these lines"]
+    path = shlex.quote(str(library))
+    rebuild = shlex.quote(f"{sys.executable} -m iotune.preload")
     return ["# iotune's preload library: the settings reach an unmodified program's own",
-            "# MPI_Info and HDF5 file access (build it once: python -m iotune.preload)",
+            "# MPI_Info and HDF5 file access",
             write_lines(body.split("\n"), settings_file),
             f'export IOTUNE_SETTINGS="$PWD"/{shlex.quote(settings_file)}',
-            'export LD_PRELOAD="$(python -m iotune.preload)${LD_PRELOAD:+ $LD_PRELOAD}"']
+            f"if [ ! -r {path} ]; then",
+            f'  echo "iotune: the preload library "{path}" is missing; rebuild it with: "'
+            f'{rebuild} >&2',
+            "  exit 1",
+            "fi",
+            f'export LD_PRELOAD={path}"${{LD_PRELOAD:+ $LD_PRELOAD}}"']
 
 
-def render(tuned: Mapping[str, Any], fmt: str, directory: str = '"$OUTPUT_DIR"',
-           hints_file: str = "iotune-romio-hints") -> str:
-    """The job-script lines of ``fmt`` for a loaded tuned configuration."""
+def preload_library(required: bool) -> Path | None:
+    """The preload library's absolute path, built now if needed. When it cannot be built:
+    ConfigError if ``required`` (``--format preload``), else None."""
+    from iotune.preload import build_library
+
+    try:
+        return build_library().resolve()
+    except ConfigError:
+        if required:
+            raise
+        return None
+
+
+def commented(lines: list[str]) -> list[str]:
+    """``lines`` as shell comments (a Python snippet inside a shell fragment)."""
+    return [f"# {line}" if line else "#" for line in lines]
+
+
+def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTORY,
+           hints_file: str = "iotune-romio-hints", library: Path | None = None) -> str:
+    """The job-script lines of ``fmt`` for a loaded tuned configuration: bash that runs as
+    printed under ``set -euo pipefail``, except ``h5py`` alone, which is Python (inside
+    ``all`` it is printed as comments).
+
+    ``library`` is the preload library to load; None resolves (and builds) it now."""
     settings = tuned["settings"]
     unknown = [k for k in settings if k not in SETTINGS and not k.startswith(HINT_PREFIX)]
+
+    def preload() -> list[str]:
+        path = library if library is not None else preload_library(fmt == "preload")
+        return preload_lines(settings, "iotune-preload-settings", path)
+
     sections = {
         "lustre": lambda: lustre_lines(settings, directory),
         "romio": lambda: romio_lines(settings, hints_file),
         "cray": lambda: cray_lines(settings),
         "ior": lambda: ior_lines(settings),
-        "h5py": lambda: h5py_lines(settings),
-        "preload": lambda: preload_lines(settings, "iotune-preload-settings"),
+        "h5py": lambda: (h5py_lines(settings) if fmt == "h5py"
+                         else ["# For a Python program (h5py), in its code:",
+                               *commented(h5py_lines(settings))]),
+        "preload": preload,
     }
     chosen = list(sections) if fmt == "all" else [fmt]
     header = [f"# iotune tuned settings for {tuned.get('kernel')} at {tuned.get('cores')} cores "

@@ -11,6 +11,7 @@ import click
 import yaml
 
 from iotune import interrupt
+from iotune.apply import DEFAULT_DIRECTORY as APPLY_DIRECTORY
 from iotune.apply import FORMATS as APPLY_FORMATS
 from iotune.apply import load_tuned, render
 from iotune.backends import make_backend
@@ -381,8 +382,9 @@ def _bandwidth_text(mib_s: float | None) -> str:
               help="Shell syntax of the printed lines.")
 @click.option("--format", "fmt", type=click.Choice(list(APPLY_FORMATS)), default="all",
               show_default=True, help="Which mechanism to print.")
-@click.option("--dir", "directory", default='"$OUTPUT_DIR"', show_default=True,
-              help="Output directory for lfs setstripe.")
+@click.option("--dir", "directory", default=APPLY_DIRECTORY,
+              help="Output directory for lfs setstripe, as a shell word (default: "
+                   "$OUTPUT_DIR, failing with a clear line when it is not set).")
 def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> None:
     """Print the job-script lines that apply a tuned configuration.
 

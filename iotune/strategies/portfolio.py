@@ -192,14 +192,16 @@ def optimistic_score(credit: float, debit: float, prior: float) -> float:
 
 def allocation_text(allocation: dict[str, Any]) -> str:
     """The allocation of a tune's result in one line: per proposer the runs it chose and the
-    mean quantile its proposals reached (see the module docstring), and why any sat out."""
+    mean credit it earned (0.5 is chance; see the module docstring), and why any sat out
+    or left."""
     runs = allocation.get("runs") or {}
     parts = []
     for name, status in (allocation.get("proposers") or {}).items():
         got = runs.get(name, {})
         total = got.get("credit", 0.0) + got.get("debit", 0.0)
-        quality = f" (mean quantile {got['credit'] / total:.2f})" if total else ""
-        parts.append(f"{name} {got.get('chosen', 0)}{quality}" if status == "active"
-                     else f"{name} 0 ({status})")
+        quality = f"mean credit {got['credit'] / total:.2f}" if total else ""
+        notes = [x for x in (quality, "" if status == "active" else status) if x]
+        parts.append(f"{name} {got.get('chosen', 0)}"
+                     + (f" ({'; '.join(notes)})" if notes else ""))
     design = allocation.get("initial_design") or 0
     return (f"design {design}; " if design else "") + "; ".join(parts)

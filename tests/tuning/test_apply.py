@@ -1,4 +1,6 @@
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -29,9 +31,17 @@ def _run_lines(lines: str, cwd, *extra: str) -> str:
     return out.stdout
 
 
+def _library(tmp_path):
+    """A stand-in for the preload library's file (the lines only check that it exists)."""
+    path = tmp_path / "libiotune_preload-test.so"
+    path.write_text("")
+    return path
+
+
 def test_every_format(tmp_path):
     tuned = load_tuned(_tuned(tmp_path))
-    assert 'lfs setstripe -c 64 -S 8388608 "$OUTPUT_DIR"' in render(tuned, "lustre")
+    assert ('lfs setstripe -c 64 -S 8388608 "${OUTPUT_DIR:?set OUTPUT_DIR to the directory '
+            'the program writes to}"') in render(tuned, "lustre")
     romio = render(tuned, "romio")
     shown = _run_lines(romio, tmp_path, 'echo "$ROMIO_HINTS"')
     assert shown.strip() == str(tmp_path / "iotune-romio-hints")
@@ -43,14 +53,86 @@ def test_every_format(tmp_path):
     h5 = render(tuned, "h5py")
     assert "info.Set('cb_nodes', '64')" in h5
     assert "fapl.set_alignment(1, 1048576)" in h5
-    preload = render(tuned, "preload")
+    preload = render(tuned, "preload", library=_library(tmp_path))
     writes = "\n".join(line for line in preload.splitlines()
                        if line.startswith(("printf", "export IOTUNE_SETTINGS")))
     shown = _run_lines(writes, tmp_path, 'echo "$IOTUNE_SETTINGS"')
     assert shown.strip() == str(tmp_path / "iotune-preload-settings")
     body = (tmp_path / "iotune-preload-settings").read_text().splitlines()
     assert "hint:cb_nodes=64" in body and "hdf5:alignment=1048576" in body
-    assert "LD_PRELOAD=" in preload
+    assert f"export LD_PRELOAD={_library(tmp_path)}" in preload
+
+
+@pytest.mark.parametrize("fmt", ["all", "lustre", "romio", "cray", "ior", "preload", "h5py"])
+def test_every_format_parses(tmp_path, fmt):
+    lines = render(load_tuned(_tuned(tmp_path)), fmt, library=_library(tmp_path))
+    if fmt == "h5py":  # Python for the program's own code
+        compile(lines, "h5py-lines", "exec")
+        return
+    check = subprocess.run(["bash", "-n", "-c", lines], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def _fake_lfs(tmp_path):
+    """A directory holding an ``lfs`` that records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    lfs = bin_dir / "lfs"
+    lfs.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'lfs-calls'}\n")
+    lfs.chmod(0o755)
+    return bin_dir
+
+
+def _job(tmp_path, lines, env_extra, path):
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\nset -euo pipefail\n" + lines + "\necho job-ran\n")
+    env = {"PATH": path, "HOME": str(tmp_path), **env_extra}
+    return subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_all_runs_as_printed_in_a_strict_job_script_without_lustre(tmp_path):
+    lines = render(load_tuned(_tuned(tmp_path)), "all", library=_library(tmp_path))
+    out = _job(tmp_path, lines, {"OUTPUT_DIR": str(tmp_path / "out")}, "/usr/bin:/bin")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "job-ran"
+    assert "iotune: no lfs command (not a Lustre system): striping not applied" in out.stderr
+    assert (tmp_path / "iotune-romio-hints").read_text().count("\n") == 4
+    assert "hdf5:alignment=1048576" in (tmp_path / "iotune-preload-settings").read_text()
+
+
+def test_lustre_lines_stripe_the_output_directory_where_lfs_exists(tmp_path):
+    lines = render(load_tuned(_tuned(tmp_path)), "lustre")
+    out = _job(tmp_path, lines, {"OUTPUT_DIR": str(tmp_path / "out")},
+               f"{_fake_lfs(tmp_path)}:/usr/bin:/bin")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "out").is_dir()
+    assert (tmp_path / "lfs-calls").read_text() == f"setstripe -c 64 -S 8388608 {tmp_path}/out\n"
+
+
+def test_an_unset_output_directory_fails_the_job_in_one_line(tmp_path):
+    lines = render(load_tuned(_tuned(tmp_path)), "lustre")
+    out = _job(tmp_path, lines, {}, f"{_fake_lfs(tmp_path)}:/usr/bin:/bin")
+    assert out.returncode != 0 and "job-ran" not in out.stdout
+    assert "OUTPUT_DIR: set OUTPUT_DIR to the directory the program writes to" in out.stderr
+
+
+def test_a_missing_preload_library_fails_the_job_in_one_line(tmp_path):
+    gone = tmp_path / "gone" / "libiotune_preload.so"
+    lines = render(load_tuned(_tuned(tmp_path)), "preload", library=gone)
+    out = _job(tmp_path, lines, {}, "/usr/bin:/bin")
+    assert out.returncode == 1 and "job-ran" not in out.stdout
+    assert out.stderr.strip().splitlines() == [
+        f"iotune: the preload library {gone} is missing; rebuild it with: "
+        f"{sys.executable} -m iotune.preload"]
+
+
+def test_apply_resolves_the_preload_library_to_an_absolute_path(tmp_path):
+    out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path)), "--format", "preload"])
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if x.startswith("export LD_PRELOAD="))
+    library = line.split("=", 1)[1].split('"', 1)[0]
+    assert library.startswith("/") and Path(library).is_file()
 
 
 #: Values that would run a command if pasted into a job script unquoted or into a

@@ -224,3 +224,15 @@ def test_tune_output_accounts_for_the_allocation(tmp_path, monkeypatch):
     assert allocation["proposers"]["transfer"] == "inactive: no training data at other scales"
     chosen = sum(r["chosen"] for r in allocation["runs"].values())
     assert chosen + allocation["initial_design"] == tuned["search"]["configurations"]
+
+
+def test_allocation_text_keeps_the_runs_of_a_proposer_that_left():
+    from iotune.strategies.portfolio import allocation_text
+
+    text = allocation_text({
+        "initial_design": 0,
+        "proposers": {"transfer": "inactive: the target disagrees", "model": "active"},
+        "runs": {"transfer": {"chosen": 3, "credit": 1.0, "debit": 3.0},
+                 "model": {"chosen": 5, "credit": 3.0, "debit": 1.0}}})
+    assert text == ("transfer 3 (mean credit 0.25; inactive: the target disagrees); "
+                    "model 5 (mean credit 0.75)")
