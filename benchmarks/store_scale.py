@@ -18,9 +18,10 @@ the cache warm. Prints the wall time and the peak resident memory (``wait4``'s
 Then, for each ``--trained`` size, a store holding only *training* records of the tuned
 kernel (campaign ``train``, kernel ``vpic``, backend ``sim`` at 128 to 1024 ranks, times from
 the simulator with its calibrated noise, each configuration run many times over: a facility
-tuning the same code for a year), and the model strategy's tune on it:
+tuning the same code for a year), and a tune on it of each ``--trained-strategies``
+(default ``portfolio,model``: the default search and the model alone):
 
-- ``iotune tune --backend sim --cores 256 --budget 30 --strategy model --fresh``
+- ``iotune tune --backend sim --cores 256 --budget 30 --strategy S --fresh``
 
 first on an empty store (what the tune's runs, the process and its small model cost), then
 on the trained store with the cache built by the run, then warm. The difference to the empty
@@ -28,7 +29,8 @@ store is what the tune spends beyond its runs because of the store. Aim (issue 2
 5 s and 400 MB on 10^5 training records.
 
     python benchmarks/store_scale.py [--sizes 1e4,1e5,1e6] [--commands tune,results,report]
-                                     [--trained 1e5] [--keep DIR]
+                                     [--trained 1e5] [--trained-strategies portfolio,model]
+                                     [--keep DIR]
 
 (``--sizes ''`` or ``--trained ''`` leaves that part out.)
 """
@@ -92,10 +94,11 @@ COMMANDS = {
     "results": ["results", "--export", "out.csv"],
     "report": ["report", "-o", "report"],
 }
-#: The tune of the trained-store case: the model strategy (named, whatever the default is)
-#: at the paper's budget; ``--fresh`` so every run of it measures the same number of runs.
-TRAINED_TUNE = ["tune", "--backend", "sim", "--cores", "256", "--budget", "30",
-                "--strategy", "model", "--fresh", "-o", "tuned.yaml"]
+def trained_tune(strategy: str) -> list[str]:
+    """The tune of the trained-store case: ``strategy`` at the paper's budget; ``--fresh``
+    so every run of it measures the same number of runs."""
+    return ["tune", "--backend", "sim", "--cores", "256", "--budget", "30",
+            "--strategy", strategy, "--fresh", "-o", "tuned.yaml"]
 
 
 class RecordMaker:
@@ -334,11 +337,11 @@ def measure(size: int, commands: list[str], root: Path) -> list[tuple[str, Timin
     return rows
 
 
-def measure_trained(size: int, root: Path) -> tuple[Timing, Timing, Timing]:
-    """The model strategy's tune on an empty store, then twice on a store of ``size``
-    training records of its kernel (cache built by the first run, then warm)."""
-    empty = root / f"empty-{size}"
-    work = root / f"trained-{size}"
+def measure_trained(size: int, root: Path, strategy: str) -> tuple[Timing, Timing, Timing]:
+    """``strategy``'s tune on an empty store, then twice on a store of ``size`` training
+    records of its kernel (cache built by the first run, then warm)."""
+    empty = root / f"empty-{size}-{strategy}"
+    work = root / f"trained-{size}-{strategy}"
     for place in (empty, work):
         (place / "scratch").mkdir(parents=True)
         (place / "iotune.yaml").write_text(CONFIG.format(scratch=place / "scratch"))
@@ -348,10 +351,10 @@ def measure_trained(size: int, root: Path) -> tuple[Timing, Timing, Timing]:
     megabytes = (work / "store.jsonl").stat().st_size / 1e6
     print(f"# {size} training records of the tuned kernel, {megabytes:.0f} MB, written in "
           f"{time.perf_counter() - started:.0f} s", flush=True)
-    alone = run(TRAINED_TUNE, empty)
-    first = run(TRAINED_TUNE, work)
-    second = run(TRAINED_TUNE, work)
-    print(f"  tune (model, budget 30): empty store {_cell(alone, True)}; trained store "
+    alone = run(trained_tune(strategy), empty)
+    first = run(trained_tune(strategy), work)
+    second = run(trained_tune(strategy), work)
+    print(f"  tune ({strategy}, budget 30): empty store {_cell(alone, True)}; trained store "
           f"{_cell(first, True)}, then {_cell(second, True)}", flush=True)
     return alone, first, second
 
@@ -375,6 +378,9 @@ def main() -> None:
     parser.add_argument("--trained", default="1e5", type=parse_sizes,
                         help="sizes of the training-only stores the model strategy's tune is "
                              "timed on, in records (default 1e5)")
+    parser.add_argument("--trained-strategies", default="portfolio,model",
+                        help="strategies timed on the training-only stores (default "
+                             "portfolio,model)")
     parser.add_argument("--keep", type=Path,
                         help="build the stores under DIR and keep them (default: a temporary "
                              "directory, removed at the end)")
@@ -391,7 +397,8 @@ def main() -> None:
             for name, first, second in measure(size, commands, root):
                 table.append((size, name, first, second))
         for size in args.trained:
-            trained.append((size, *measure_trained(size, root)))
+            for strategy in args.trained_strategies.split(","):
+                trained.append((size, strategy, *measure_trained(size, root, strategy)))
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -403,17 +410,18 @@ def main() -> None:
             print(f"{size:>9}  {name:<8} {_cell(first):>24}  {_cell(second):>24}")
     if trained:
         print()
-        print("tune --strategy model --budget 30 on training records of its kernel (wall, "
+        print("tune --strategy S --budget 30 on training records of its kernel (wall, "
               "peak RSS, CPU); beyond its runs = trained store (cache warm) less empty store")
-        print(f"{'records':>9}  {'empty store':>34}  {'trained, cache built':>34}  "
-              f"{'trained, cache warm':>34}  {'beyond runs':>34}")
-        for size, alone, first, second in trained:
+        print(f"{'records':>9}  {'strategy':<9}  {'empty store':>34}  "
+              f"{'trained, cache built':>34}  {'trained, cache warm':>34}  {'beyond runs':>34}")
+        for size, strategy, alone, first, second in trained:
             beyond = Timing(second.seconds - alone.seconds, second.peak_mib - alone.peak_mib,
                             0, second.cpu_seconds - alone.cpu_seconds)
-            print(f"{size:>9}  {_cell(alone, True):>34}  {_cell(first, True):>34}  "
-                  f"{_cell(second, True):>34}  {_cell(beyond, True):>34}")
+            print(f"{size:>9}  {strategy:<9}  {_cell(alone, True):>34}  "
+                  f"{_cell(first, True):>34}  {_cell(second, True):>34}  "
+                  f"{_cell(beyond, True):>34}")
     timings = [t for _, _, first, second in table for t in (first, second)]
-    timings += [t for _, *runs in trained for t in runs]
+    timings += [t for _, _, *runs in trained for t in runs]
     if any(t.status != 0 for t in timings):
         print("! a command failed; see commands.log in the store's directory (--keep DIR)")
 
