@@ -213,6 +213,8 @@ class Summary:
     found_p10: float
     chosen_median: float
     chosen_p10: float
+    found_worst: float
+    chosen_worst: float
     within: float
     to_within: float
     slower: float
@@ -234,7 +236,9 @@ class Summary:
             "landscape": self.landscape, "strategy": self.strategy, "budget": self.budget,
             "seeds": self.seeds,
             "found_med": f"{self.found_median:.3f}", "found_p10": f"{self.found_p10:.3f}",
+            "found_min": f"{self.found_worst:.3f}",
             "chosen_med": f"{self.chosen_median:.3f}", "chosen_p10": f"{self.chosen_p10:.3f}",
+            "chosen_min": f"{self.chosen_worst:.3f}",
             "within5": f"{self.within:.2f}", "to5": runs_text(self.to_within, self.budget),
             "slower": f"{self.slower:.2f}",
             "missed": "-" if share is None else f"{share:.2f} ({self.missed}/{self.chances})",
@@ -264,6 +268,7 @@ def summarise(outcomes: Iterable[Outcome]) -> list[Summary]:
             found_median=float(np.median(found)), found_p10=float(np.percentile(found, 10)),
             chosen_median=float(np.median(chosen)),
             chosen_p10=float(np.percentile(chosen, 10)),
+            found_worst=min(found), chosen_worst=min(chosen),
             within=statistics.fmean(not math.isinf(o.runs_to_within) for o in items),
             to_within=float(np.median([o.runs_to_within for o in items])),
             slower=statistics.fmean(o.slower for o in items),

@@ -48,11 +48,14 @@ from iotune.strategies.base import (
     register_strategy,
 )
 from iotune.strategies.coverage import Axes, candidate_axes, distances_to, space_filling
-from iotune.strategies.surrogate import Forecast, bootstrap_forecast, final_model
+from iotune.strategies.surrogate import (
+    MIN_CONFIGURATIONS,
+    Forecast,
+    bootstrap_forecast,
+    final_model,
+)
 
 METHODS = ("sequential", "paper")
-#: The fewest configurations the model can be fitted on (two terms and a check).
-MIN_INITIAL = 3
 
 
 @register_strategy
@@ -112,7 +115,7 @@ class ModelGuided(Strategy):
         names = _setting_names(candidates)
         trained = _has_rows(context.training_frame(), names)
         share = float(self.values["initial"]) / (2 if trained else 1)
-        initial = min(budget, max(MIN_INITIAL, math.ceil(share * budget)))
+        initial = min(budget, max(MIN_CONFIGURATIONS, math.ceil(share * budget)))
         seed = int(self.values["seed"])
         rng = np.random.default_rng(seed)
         index = {context.key(c): i for i, c in enumerate(candidates)}

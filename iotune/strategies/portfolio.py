@@ -53,10 +53,7 @@ from iotune.strategies.proposers import (
     quantile_reward,
     skill_reward,
 )
-from iotune.strategies.surrogate import final_model
-
-#: The fewest configurations the model can be fitted on (two terms and a check).
-MIN_INITIAL = 3
+from iotune.strategies.surrogate import MIN_CONFIGURATIONS, final_model
 
 
 @register_strategy
@@ -103,7 +100,7 @@ class Portfolio(Strategy):
         self.notes["initial"] = 0
         if leads is None:
             share = float(self.values["initial"])
-            size = min(budget, max(MIN_INITIAL, math.ceil(share * budget)))
+            size = min(budget, max(MIN_CONFIGURATIONS, math.ceil(share * budget)))
             design = space_filling(candidates, size, seed, taken=set(state.evaluated()))
             context.evaluate([candidates[i] for i in design])
             self.notes["initial"] = len(design)

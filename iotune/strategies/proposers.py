@@ -130,7 +130,6 @@ class ModelProposer(Proposer):
 
     name = "model"
     predicts = True
-    kappa = 0.0
 
     def __init__(self, *, members: int, max_terms: int) -> None:
         super().__init__()
@@ -138,7 +137,8 @@ class ModelProposer(Proposer):
         self.forecast: Forecast | None = None
         self._fitted_at = -1
 
-    def _refresh(self, state: SearchState) -> None:
+    def refresh(self, state: SearchState) -> None:
+        """Refit the ensemble when something was measured since the last fit."""
         count = len(state.context.evaluations)
         if count == self._fitted_at:
             return
@@ -150,11 +150,10 @@ class ModelProposer(Proposer):
             target=state.context.target)
 
     def propose(self, state: SearchState) -> int | None:
-        self._refresh(state)
+        self.refresh(state)
         if self.forecast is None:
             return None
-        bound = self.forecast.log_mean - self.kappa * self.forecast.log_sd
-        return _lowest(bound, state.open_mask())
+        return _lowest(self.forecast.log_mean, state.open_mask())
 
     def predicted(self, index: int) -> float | None:
         return None if self.forecast is None else float(self.forecast.time[index])
@@ -173,7 +172,7 @@ class DoubtProposer(Proposer):
         self.model, self.kappa = model, kappa
 
     def propose(self, state: SearchState) -> int | None:
-        self.model._refresh(state)
+        self.model.refresh(state)
         forecast = self.model.forecast
         if forecast is None:
             return None

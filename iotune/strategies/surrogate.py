@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 
     from iotune.model import Model
 
+#: The fewest distinct configurations the model is fitted on (two terms and a check).
+MIN_CONFIGURATIONS = 3
 #: A prediction is never taken as faster than this fraction of the fastest measured time.
 FLOOR_FRACTION = 0.5
 #: Each member has at most one term per this many measured configurations: a fit on a few
@@ -99,7 +101,7 @@ def bootstrap_forecast(frame: pd.DataFrame, candidates: pd.DataFrame, names: Seq
     """
     configs, fastest = _configurations(frame, names, target)
     count = 0 if configs is None else len(configs)
-    if configs is None or count < 3:
+    if configs is None or count < MIN_CONFIGURATIONS:
         return None
     floor = FLOOR_FRACTION * fastest
     runs = configs[WEIGHT].to_numpy()

@@ -81,13 +81,12 @@ def held_out_concordance(frame: pd.DataFrame, names: Sequence[str], cores: int,
     from iotune.strategies.surrogate import bootstrap_forecast
 
     column = target_column(target)
-    shaped = shape_frame(frame, names, cores, target)
     scales = training_scales(frame, names, cores)
     out = []
     rows = with_settings(timed_rows(frame, target), names)
     for scale in scales if len(scales) > 1 else []:
         held = rows[rows["cores"] == scale]
-        others = shaped[(rows.loc[shaped.index, "cores"] != scale).to_numpy()]
+        others = shape_frame(frame[frame["cores"] != scale], names, cores, target)
         if len(held) < MIN_PAIRS:
             continue
         candidates = held[[n for n in names if n in held.columns]].copy()
