@@ -45,9 +45,11 @@ OUT_ENV = "IOTUNE_PRELOAD_OUT"
 LIBRARY_ENV = "IOTUNE_PRELOAD_LIB"
 #: The compiler: parallel HDF5's wrapper around the MPI C compiler.
 COMPILER = "h5pcc"
-#: Flags besides the output and source. ``-shlib`` links the shared HDF5, so the library
-#: works on the program's own HDF5 instance (a static HDF5 inside it would not).
-FLAGS = ("-shlib", "-shared", "-fPIC", "-O2", "-Wall")
+#: Flags besides the output and source. ``-shlib`` makes h5pcc name the shared HDF5 rather
+#: than copy a static one in; ``--as-needed`` then drops it, since the library calls no
+#: HDF5 function directly (it looks them up in the program's own HDF5 when the program
+#: opens an HDF5 file), so a program without HDF5 never loads it.
+FLAGS = ("-shlib", "-Wl,--as-needed", "-shared", "-fPIC", "-O2", "-Wall")
 LIBS = ("-ldl",)
 #: The settings the library understands besides ``hint:<name>``.
 HDF5_KEYS = frozenset(

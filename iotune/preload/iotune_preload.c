@@ -15,13 +15,13 @@
  *                       Unset: nothing is written and MPI_Finalize does no extra work.
  *
  * Intercepted: MPI_File_open and the MPI_File_*write* calls through the PMPI profiling
- * interface; H5Fcreate and H5Fopen by symbol interposition (the real ones come from
- * dlsym(RTLD_NEXT)); MPI_Finalize to reduce the counters and write the report.
+ * interface; H5Fcreate and H5Fopen by symbol interposition (the real ones, and the H5P
+ * functions used, are looked up with dlsym in the program's own HDF5); MPI_Finalize to reduce the counters and write the report.
  *
- * Build (links the *shared* HDF5 so that the H5P calls made here act on the same library
- * instance as the program's; a static HDF5 copied into this object would keep its own
- * property-list IDs):
- *   h5pcc -shlib -shared -fPIC -O2 -Wall -o libiotune_preload.so iotune_preload.c -ldl
+ * Build (HDF5's wrapper for its include path; no HDF5 function is linked, see the H5Fcreate
+ * section, so --as-needed leaves HDF5 out of the library's dependencies):
+ *   h5pcc -shlib -Wl,--as-needed -shared -fPIC -O2 -Wall -o libiotune_preload.so \
+ *         iotune_preload.c -ldl
  *
  * Threads: settings are loaded once (pthread_once), the counters are updated atomically
  * and the file list is guarded by a mutex, which is ample for MPI_THREAD_SINGLE and
@@ -618,18 +618,117 @@ int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count
 /* H5Fcreate / H5Fopen                                                                  */
 /* ------------------------------------------------------------------------------------ */
 
+/* No HDF5 function is linked: a program that does not use HDF5 must not pay for loading
+ * it (and the dozens of libraries it needs). Every HDF5 function used here is looked up
+ * when the program first calls H5Fcreate or H5Fopen, in the library that holds the real
+ * one, so the H5P calls act on the program's own HDF5 instance. hdf5.h is included for
+ * its types only. */
+
 typedef hid_t (*h5fcreate_fn)(const char *, unsigned, hid_t, hid_t);
 typedef hid_t (*h5fopen_fn)(const char *, unsigned, hid_t);
 
-/* dlsym returns an object pointer; copying it avoids the object-to-function cast. */
-static void *next_symbol(const char *name)
+static struct {
+    herr_t (*open)(void);
+    hid_t *fapl_class;
+    hid_t (*pcreate)(hid_t);
+    hid_t (*pcopy)(hid_t);
+    htri_t (*pisa_class)(hid_t, hid_t);
+    herr_t (*pclose)(hid_t);
+    herr_t (*get_alignment)(hid_t, hsize_t *, hsize_t *);
+    herr_t (*set_alignment)(hid_t, hsize_t, hsize_t);
+    herr_t (*set_meta_block_size)(hid_t, hsize_t);
+    herr_t (*set_sieve_buf_size)(hid_t, size_t);
+    herr_t (*set_all_coll_metadata_ops)(hid_t, hbool_t);
+    herr_t (*set_coll_metadata_write)(hid_t, hbool_t);
+    herr_t (*get_fapl_mpio)(hid_t, MPI_Comm *, MPI_Info *);
+    herr_t (*set_fapl_mpio)(hid_t, MPI_Comm, MPI_Info);
+    herr_t (*get_auto)(hid_t, H5E_auto2_t *, void **);
+    herr_t (*set_auto)(hid_t, H5E_auto2_t, void *);
+} H5;
+/* 1 when every function in H5 was found, -1 when not (the settings are then skipped
+ * with a warning), 0 before the first lookup. */
+static int h5_ready;
+static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The object (library or program) that contains address, opened without loading
+ * anything; NULL if there is none. */
+static void *object_of(const void *address)
+{
+    Dl_info where;
+    if (address == NULL || dladdr(address, &where) == 0 || where.dli_fname == NULL)
+        return NULL;
+    return dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+/* The real H5Fcreate/H5Fopen. First the next definition in the global scope (a program
+ * linked with HDF5); then, for HDF5 loaded privately (RTLD_LOCAL, as Python loads h5py),
+ * the definition seen from the calling object's own dependencies. Aborts when neither
+ * exists, since the call cannot be completed. */
+static void *real_symbol(const char *name, const void *self, const void *caller)
 {
     void *sym = dlsym(RTLD_NEXT, name);
-    if (sym == NULL) {
-        fprintf(stderr, PREFIX "cannot find the real %s: %s\n", name, dlerror());
+    if (sym == NULL || sym == self) {
+        void *handle = object_of(caller);
+        sym = handle ? dlsym(handle, name) : NULL;
+        if (handle)
+            dlclose(handle);
+    }
+    if (sym == NULL || sym == self) {
+        fprintf(stderr, PREFIX "cannot find the real %s\n", name);
         abort();
     }
     return sym;
+}
+
+/* dlsym returns an object pointer; copying it avoids the object-to-function cast. */
+#define LOOKUP(HANDLE, FIELD, NAME)                                                         \
+    do {                                                                                    \
+        void *sym_ = dlsym(HANDLE, NAME);                                                   \
+        if (sym_ == NULL)                                                                   \
+            missing_ = NAME;                                                                \
+        memcpy(&H5.FIELD, &sym_, sizeof sym_);                                              \
+    } while (0)
+
+/* Fill H5 from the library that holds real (the real H5Fcreate or H5Fopen). */
+static int resolve_hdf5(const void *real)
+{
+    pthread_mutex_lock(&h5_lock);
+    if (h5_ready == 0) {
+        const char *missing_ = NULL;
+        void *lib = object_of(real);
+        if (lib == NULL) {
+            missing_ = "the library holding H5Fcreate";
+        } else {
+            LOOKUP(lib, open, "H5open");
+            /* A program linked with HDF5 may hold its own copy of this variable (a copy
+             * relocation), which HDF5 then uses instead of the one in the library: the
+             * global scope finds that copy; HDF5 loaded privately has none. */
+            H5.fapl_class = dlsym(RTLD_DEFAULT, "H5P_CLS_FILE_ACCESS_ID_g");
+            if (H5.fapl_class == NULL)
+                LOOKUP(lib, fapl_class, "H5P_CLS_FILE_ACCESS_ID_g");
+            LOOKUP(lib, pcreate, "H5Pcreate");
+            LOOKUP(lib, pcopy, "H5Pcopy");
+            LOOKUP(lib, pisa_class, "H5Pisa_class");
+            LOOKUP(lib, pclose, "H5Pclose");
+            LOOKUP(lib, get_alignment, "H5Pget_alignment");
+            LOOKUP(lib, set_alignment, "H5Pset_alignment");
+            LOOKUP(lib, set_meta_block_size, "H5Pset_meta_block_size");
+            LOOKUP(lib, set_sieve_buf_size, "H5Pset_sieve_buf_size");
+            LOOKUP(lib, set_all_coll_metadata_ops, "H5Pset_all_coll_metadata_ops");
+            LOOKUP(lib, set_coll_metadata_write, "H5Pset_coll_metadata_write");
+            LOOKUP(lib, get_fapl_mpio, "H5Pget_fapl_mpio");
+            LOOKUP(lib, set_fapl_mpio, "H5Pset_fapl_mpio");
+            LOOKUP(lib, get_auto, "H5Eget_auto2");
+            LOOKUP(lib, set_auto, "H5Eset_auto2");
+            dlclose(lib); /* still loaded: the program uses it */
+        }
+        h5_ready = missing_ == NULL ? 1 : -1;
+        if (missing_ != NULL && (S.any_hdf5 || S.nhints > 0))
+            warn("HDF5 settings not applied: %s not found (an HDF5 without parallel "
+                 "support?)", missing_);
+    }
+    pthread_mutex_unlock(&h5_lock);
+    return h5_ready;
 }
 
 /* Set the MPI-IO hints on an fapl that uses the MPI-IO driver; 0 on success. */
@@ -637,11 +736,11 @@ static int set_fapl_hints(hid_t fapl)
 {
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Info info = MPI_INFO_NULL;
-    if (H5Pget_fapl_mpio(fapl, &comm, &info) < 0)
+    if (H5.get_fapl_mpio(fapl, &comm, &info) < 0)
         return -1;
     /* H5Pget_fapl_mpio hands out duplicates; H5Pset_fapl_mpio duplicates again. */
     MPI_Info merged = merged_info(info);
-    int rc = merged != MPI_INFO_NULL && H5Pset_fapl_mpio(fapl, comm, merged) >= 0 ? 0 : -1;
+    int rc = merged != MPI_INFO_NULL && H5.set_fapl_mpio(fapl, comm, merged) >= 0 ? 0 : -1;
     if (merged != MPI_INFO_NULL)
         PMPI_Info_free(&merged);
     if (info != MPI_INFO_NULL)
@@ -651,61 +750,82 @@ static int set_fapl_hints(hid_t fapl)
     return rc;
 }
 
+/* Whether fapl uses the MPI-IO driver (the only one H5Pget_fapl_mpio accepts). */
+static int uses_mpio(hid_t fapl)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    if (H5.get_fapl_mpio(fapl, &comm, &info) < 0)
+        return 0;
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_free(&info);
+    if (comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&comm);
+    return 1;
+}
+
 /* A copy of fapl with the run's settings, or H5I_INVALID_HID to use fapl as it is (no
- * settings, or fapl is not a file-access list: the real call then reports the user's
- * error as it would without us). HDF5's error printing is off while we work, so a failure
- * here prints nothing; a setting that cannot be applied becomes a warning. */
-static hid_t tuned_fapl(hid_t fapl)
+ * settings, HDF5's functions not found, or fapl is not a file-access list: the real call
+ * then reports the user's error as it would without us). HDF5's error printing is off
+ * while we work, so a failure here prints nothing; a setting that cannot be applied
+ * becomes a warning. */
+static hid_t tuned_fapl(hid_t fapl, const void *real)
 {
     hid_t out = H5I_INVALID_HID;
     if (!S.any_hdf5 && S.nhints == 0)
         return out;
-    H5E_BEGIN_TRY
-    {
-        out = fapl == H5P_DEFAULT ? H5Pcreate(H5P_FILE_ACCESS) : H5Pcopy(fapl);
-        if (out >= 0 && H5Pisa_class(out, H5P_FILE_ACCESS) <= 0) {
-            H5Pclose(out);
-            out = H5I_INVALID_HID;
+    if (resolve_hdf5(real) != 1 || H5.open() < 0)
+        return out;
+    hid_t fapl_class = *H5.fapl_class; /* valid once H5open has run */
+    H5E_auto2_t saved_func = NULL;
+    void *saved_data = NULL;
+    /* A program that chose the old error API makes get_auto fail: leave its printing on. */
+    int silenced = H5.get_auto(H5E_DEFAULT, &saved_func, &saved_data) >= 0
+                   && H5.set_auto(H5E_DEFAULT, NULL, NULL) >= 0;
+    out = fapl == H5P_DEFAULT ? H5.pcreate(fapl_class) : H5.pcopy(fapl);
+    if (out >= 0 && H5.pisa_class(out, fapl_class) <= 0) {
+        H5.pclose(out);
+        out = H5I_INVALID_HID;
+    }
+    if (out >= 0) {
+        if (S.has_alignment || S.has_threshold) {
+            hsize_t threshold = 1, alignment = 1;
+            H5.get_alignment(out, &threshold, &alignment);
+            if (S.has_threshold)
+                threshold = S.threshold;
+            if (S.has_alignment)
+                alignment = S.alignment;
+            if (H5.set_alignment(out, threshold, alignment) < 0)
+                warn("H5Pset_alignment(%llu, %llu) failed", (unsigned long long)threshold,
+                     (unsigned long long)alignment);
         }
-        if (out >= 0) {
-            if (S.has_alignment || S.has_threshold) {
-                hsize_t threshold = 1, alignment = 1;
-                H5Pget_alignment(out, &threshold, &alignment);
-                if (S.has_threshold)
-                    threshold = S.threshold;
-                if (S.has_alignment)
-                    alignment = S.alignment;
-                if (H5Pset_alignment(out, threshold, alignment) < 0)
-                    warn("H5Pset_alignment(%llu, %llu) failed", (unsigned long long)threshold,
-                         (unsigned long long)alignment);
-            }
-            if (S.has_meta_block && H5Pset_meta_block_size(out, S.meta_block) < 0)
-                warn("H5Pset_meta_block_size(%llu) failed", (unsigned long long)S.meta_block);
-            if (S.has_sieve && H5Pset_sieve_buf_size(out, S.sieve) < 0)
-                warn("H5Pset_sieve_buf_size(%zu) failed", S.sieve);
-            /* Collective metadata and MPI-IO hints only mean something with the MPI-IO
-             * driver; other drivers (sec2, core...) are left alone. */
-            if (H5Pget_driver(out) == H5FD_MPIO) {
-                if (S.has_coll
-                    && (H5Pset_all_coll_metadata_ops(out, S.coll ? 1 : 0) < 0
-                        || H5Pset_coll_metadata_write(out, S.coll ? 1 : 0) < 0))
-                    warn("setting collective metadata to %s failed", S.coll ? "yes" : "no");
-                if (S.nhints > 0 && set_fapl_hints(out) != 0)
-                    warn("merging MPI-IO hints into the file-access list failed");
-            }
+        if (S.has_meta_block && H5.set_meta_block_size(out, S.meta_block) < 0)
+            warn("H5Pset_meta_block_size(%llu) failed", (unsigned long long)S.meta_block);
+        if (S.has_sieve && H5.set_sieve_buf_size(out, S.sieve) < 0)
+            warn("H5Pset_sieve_buf_size(%zu) failed", S.sieve);
+        /* Collective metadata and MPI-IO hints only mean something with the MPI-IO
+         * driver; other drivers (sec2, core...) are left alone. */
+        if (uses_mpio(out)) {
+            if (S.has_coll
+                && (H5.set_all_coll_metadata_ops(out, S.coll ? 1 : 0) < 0
+                    || H5.set_coll_metadata_write(out, S.coll ? 1 : 0) < 0))
+                warn("setting collective metadata to %s failed", S.coll ? "yes" : "no");
+            if (S.nhints > 0 && set_fapl_hints(out) != 0)
+                warn("merging MPI-IO hints into the file-access list failed");
         }
     }
-    H5E_END_TRY;
+    if (silenced)
+        H5.set_auto(H5E_DEFAULT, saved_func, saved_data);
     return out;
 }
 
 /* Run the real call with the tuned fapl and note the file. If HDF5 did not go through
  * MPI_File_open (another driver), the file is recorded here without hints. */
-#define WITH_TUNED_FAPL(OPENER, NAME, FAPL, CALL_WITH)                                      \
+#define WITH_TUNED_FAPL(OPENER, NAME, FAPL, REAL, CALL_WITH)                                \
     do {                                                                                    \
         ensure_settings();                                                                  \
         __atomic_fetch_add(&h5_calls, 1, __ATOMIC_RELAXED);                                 \
-        hid_t mine_ = tuned_fapl(FAPL);                                                     \
+        hid_t mine_ = tuned_fapl(FAPL, REAL);                                               \
         const char *saved_opener_ = h5_opener;                                              \
         int saved_seen_ = h5_mpi_open_seen;                                                 \
         h5_opener = OPENER;                                                                 \
@@ -715,7 +835,7 @@ static hid_t tuned_fapl(hid_t fapl)
         h5_opener = saved_opener_;                                                          \
         h5_mpi_open_seen = saved_seen_;                                                     \
         if (mine_ >= 0)                                                                     \
-            H5Pclose(mine_);                                                                \
+            H5.pclose(mine_);                                                               \
         if (fid_ >= 0 && !seen_ && NAME != NULL && keeping_files())                         \
             record_file(NAME, OPENER, MPI_INFO_NULL);                                       \
         return fid_;                                                                        \
@@ -725,11 +845,14 @@ hid_t H5Fcreate(const char *filename, unsigned flags, hid_t fcpl_id, hid_t fapl_
 {
     static h5fcreate_fn real;
     if (real == NULL) {
-        void *sym = next_symbol("H5Fcreate");
+        void *sym = real_symbol("H5Fcreate", (const void *)&H5Fcreate,
+                                __builtin_return_address(0));
         memcpy(&real, &sym, sizeof real);
     }
+    const void *where = NULL;
+    memcpy(&where, &real, sizeof where);
 #define CALL_CREATE(F) real(filename, flags, fcpl_id, F)
-    WITH_TUNED_FAPL("H5Fcreate", filename, fapl_id, CALL_CREATE);
+    WITH_TUNED_FAPL("H5Fcreate", filename, fapl_id, where, CALL_CREATE);
 #undef CALL_CREATE
 }
 
@@ -737,11 +860,14 @@ hid_t H5Fopen(const char *filename, unsigned flags, hid_t fapl_id)
 {
     static h5fopen_fn real;
     if (real == NULL) {
-        void *sym = next_symbol("H5Fopen");
+        void *sym = real_symbol("H5Fopen", (const void *)&H5Fopen,
+                                __builtin_return_address(0));
         memcpy(&real, &sym, sizeof real);
     }
+    const void *where = NULL;
+    memcpy(&where, &real, sizeof where);
 #define CALL_OPEN(F) real(filename, flags, F)
-    WITH_TUNED_FAPL("H5Fopen", filename, fapl_id, CALL_OPEN);
+    WITH_TUNED_FAPL("H5Fopen", filename, fapl_id, where, CALL_OPEN);
 #undef CALL_OPEN
 }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,6 +244,47 @@ def test_hdf5_alignment_changes_the_layout_and_hints_reach_the_file(run_app, pro
     data_bytes = 2 * DOUBLES_PER_RANK * 8
     assert data_bytes < report["bytes_written"] < data_bytes + 64 * 1024
     assert report["write_time_s"] > 0 and report["write_calls"] >= 2
+
+
+H5PY_PROGRAM = """
+import sys
+import numpy as np
+import h5py
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+n = int(sys.argv[2])
+mine = slice(comm.rank * n, (comm.rank + 1) * n)
+with h5py.File(sys.argv[1], "w", driver="mpio", comm=comm) as f:
+    data = f.create_dataset("data", (comm.size * n,), dtype="f8")
+    data[mine] = np.arange(comm.size * n, dtype="f8")[mine]
+print("ok")
+"""
+
+
+@pytest.mark.mpi
+def test_hdf5_settings_reach_h5py_which_loads_hdf5_privately(run_app, tmp_path):
+    # Python loads h5py's extensions (and through them HDF5) with RTLD_LOCAL: the real
+    # H5Fcreate is not in the global scope, and the library must find it from its caller.
+    script = tmp_path / "h5py_write.py"
+    script.write_text(H5PY_PROGRAM)
+    path = tmp_path / "out.h5"
+    run = run_app([sys.executable, str(script), str(path), str(DOUBLES_PER_RANK)],
+                  settings=RUN_HINTS + f"hdf5:alignment={ALIGNMENT}\n")
+    report = run.report()
+    assert run.stdout.replace("\n", "") == "okok"  # one per rank, lines may interleave
+    assert dataset_offset(path) % ALIGNMENT == 0
+    assert only_file(report, "H5Fcreate")["hints_in_effect"]["cb_buffer_size"] == "4194304"
+    assert report["warnings"] == []
+
+
+def test_the_library_does_not_depend_on_hdf5(preload_lib):
+    # A program without HDF5 must not load it (and its dozens of dependencies) just
+    # because the library is preloaded: HDF5 functions are looked up when first needed.
+    done = subprocess.run(["readelf", "-d", str(preload_lib)], capture_output=True,
+                          text=True, timeout=TIMEOUT_S, check=True)
+    needed = [line for line in done.stdout.splitlines() if "(NEEDED)" in line]
+    assert any("libmpi" in line for line in needed), needed
+    assert not any("hdf5" in line for line in needed), needed
 
 
 @pytest.mark.mpi
