@@ -212,6 +212,75 @@ class AppRun:
     stderr_tail: str
 
 
+#: The files a run writes into its run directory.
+HINTS_FILE, PRELOAD_SETTINGS_FILE, PRELOAD_REPORT_FILE = (
+    "romio-hints", "preload-settings", "preload.json")
+
+
+def output_directory(app: Application, run_dir: Path) -> Path:
+    """Where ``{scratch}`` points for a run in ``run_dir``: the config's ``output_dir``
+    below the run directory, or the run directory itself."""
+    return run_dir / app.output_dir if app.output_dir else run_dir
+
+
+def injected_environment(run_dir: Path, settings: Mapping[str, Any],
+                         preload_library: Path | None,
+                         inherited_preload: str = "") -> dict[str, str]:
+    """The variables a run in ``run_dir`` sets for the program: ``ROMIO_HINTS`` (always),
+    ``MPICH_MPIIO_HINTS`` (when there are hints) and, with ``preload_library``, the preload
+    library's ``IOTUNE_SETTINGS``, ``IOTUNE_PRELOAD_OUT`` and ``LD_PRELOAD`` (before
+    ``inherited_preload``). The files they name are :func:`write_injection_files`'."""
+    variables = {"ROMIO_HINTS": str(run_dir / HINTS_FILE)}
+    if cray_hints(settings):
+        variables["MPICH_MPIIO_HINTS"] = cray_hints(settings)
+    if preload_library is not None:
+        variables["IOTUNE_SETTINGS"] = str(run_dir / PRELOAD_SETTINGS_FILE)
+        variables["IOTUNE_PRELOAD_OUT"] = str(run_dir / PRELOAD_REPORT_FILE)
+        variables["LD_PRELOAD"] = " ".join(
+            p for p in (str(preload_library), inherited_preload) if p)
+    return variables
+
+
+def injection_files(settings: Mapping[str, Any], preload: bool) -> dict[str, str]:
+    """The files a run writes into its run directory (name -> text)."""
+    files = {HINTS_FILE: romio_hints_text(settings)}
+    if preload:
+        files[PRELOAD_SETTINGS_FILE] = preload_settings_text(settings)
+    return files
+
+
+def describe_application(app: Application, *, settings: Mapping[str, Any], cores: int,
+                         nodes: int, scratch: Path, launch: Any, env: Mapping[str, str],
+                         preload_library: Path | None) -> str:
+    """What :func:`run_application` would run, as a person reads it: the run directory
+    (with a placeholder name, since each run gets a fresh one), the striping, the files
+    written into it, and the program's command line with the variables set for it."""
+    fs_type, _ = filesystem_of(scratch)
+    run_dir = scratch / "iotune-app-XXXXXXXX"
+    output = output_directory(app, run_dir)
+    lines = [f"# each run: a fresh directory {run_dir} (removed after the run); "
+             f"{{scratch}} is {output}"]
+    lustre = {s.name: settings[s.name] for s in settings_in_layer("lustre") if s.name in settings}
+    if lustre and is_lustre(fs_type):
+        lines.append("# lfs setstripe " + " ".join(
+            f"{SETTINGS[n].lfs_option} {SETTINGS[n].to_argument(v)}" for n, v in lustre.items())
+            + f" {output}")
+    elif lustre:
+        lines.append(f"# striping not applied: {fs_type} is not Lustre")
+    for name, text in injection_files(settings, preload_library is not None).items():
+        lines.append(f"# {run_dir / name}:")
+        lines += [f"#   {line}" for line in text.splitlines()] or ["#   (empty)"]
+    if preload_library is None:
+        lines.append("# preload library: not used" + (
+            " (preload: auto and it is not built; 'python -m iotune.preload' builds it)"
+            if app.preload == "auto" else " (preload: no)"))
+    variables = injected_environment(run_dir, settings, preload_library,
+                                     env.get("LD_PRELOAD", ""))
+    argv = launch(app.argv(cores, nodes, output))
+    lines.append(shlex.join(["env", *(f"{k}={v}" for k, v in variables.items()), *argv]))
+    return "\n".join(lines)
+
+
 def run_application(app: Application, *, settings: Mapping[str, Any], cores: int, nodes: int,
                     scratch: Path, launch: Any, timeout_s: float, env: Mapping[str, str],
                     preload_library: Path | None, cwd: Path | None = None) -> AppRun:
@@ -225,29 +294,20 @@ def run_application(app: Application, *, settings: Mapping[str, Any], cores: int
     run_dir = Path(tempfile.mkdtemp(prefix="iotune-app-", dir=scratch))
     write_marker(run_dir, owner())
     try:
-        output = run_dir / app.output_dir if app.output_dir else run_dir
+        output = output_directory(app, run_dir)
         output.mkdir(parents=True, exist_ok=True)
         try:
             striping = stripe(output, settings, fs_type)
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
             return AppRun("failed", f"striping: {exc}", None, [], 0.0, "")
-        run_env = dict(env)
-        hints_file = run_dir / "romio-hints"
-        hints_file.write_text(romio_hints_text(settings))
-        run_env["ROMIO_HINTS"] = str(hints_file)
-        if cray_hints(settings):
-            run_env["MPICH_MPIIO_HINTS"] = cray_hints(settings)
-        report = run_dir / "preload.json"
-        if preload_library is not None:
-            settings_file = run_dir / "preload-settings"
-            settings_file.write_text(preload_settings_text(settings))
-            run_env["IOTUNE_SETTINGS"] = str(settings_file)
-            run_env["IOTUNE_PRELOAD_OUT"] = str(report)
-            run_env["LD_PRELOAD"] = " ".join(
-                p for p in (str(preload_library), env.get("LD_PRELOAD", "")) if p)
+        for name, text in injection_files(settings, preload_library is not None).items():
+            (run_dir / name).write_text(text)
+        run_env = {**env, **injected_environment(run_dir, settings, preload_library,
+                                                 env.get("LD_PRELOAD", ""))}
         argv = launch(app.argv(cores, nodes, output))
         outcome = run_command(argv, timeout_s, env=run_env, cwd=str(cwd) if cwd else None,
                               expect_json=False)
+        report = run_dir / PRELOAD_REPORT_FILE
         preloaded = _read_report(report) if preload_library is not None else None
         return _judge(app, outcome, settings, striping, preloaded, preload_library is not None)
     finally:

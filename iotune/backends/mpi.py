@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from iotune.application import Application, run_application
+from iotune.application import Application, describe_application, run_application
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.fsinfo import filesystem_of
@@ -42,9 +42,21 @@ class MpiBackend(Backend):
         return self.launcher.argv(LaunchRequest(request.cores, tuple(program), nodes))
 
     def describe(self, request: RunRequest) -> str:
+        """The command line that measures ``request``; for a command kernel, the user's
+        program as it will run, with the files and variables that carry the settings."""
         import shlex
 
-        return shlex.join(self.command(request))
+        app = get_kernel(request.kernel).application(request.params)
+        if app is None:
+            return shlex.join(self.command(request))
+        system = self.config.system
+        nodes = system.limits.nodes_for(request.cores)
+        return describe_application(
+            app, settings=request.settings, cores=request.cores, nodes=nodes,
+            scratch=system.scratch, env={**os.environ, **dict(system.env)},
+            preload_library=preload_for(app),
+            launch=lambda program: self.launcher.argv(
+                LaunchRequest(request.cores, tuple(program), nodes)))
 
     def remove_orphans(self) -> Cleanup:
         """Remove run directories under scratch left by runs whose driver is gone

@@ -84,9 +84,10 @@ def remove_orphaned_runs(backend: Any) -> None:
 
 def command_options(func: F) -> F:
     """``--command`` and ``--metric``: tune a user's own program instead of a kernel."""
-    func = click.option("--metric", help="With --command: wall (default), io_time (the "
-                        "preload library's write time) or regex:PATTERN (the first group of "
-                        "PATTERN in the program's output, in seconds).")(func)
+    func = click.option("--metric", help="For a command kernel (--command, or one in the "
+                        "config): wall (default), io_time (the preload library's write "
+                        "time) or regex:PATTERN (the first group of PATTERN in the "
+                        "program's output, in seconds).")(func)
     return click.option("--command", "app_command", metavar="'PROGRAM ARGS'",
                         help="A user's MPI program to run unmodified, e.g. "
                              "--command './sim -o {scratch}/ckpt.h5'; {cores}, {nodes} and "
@@ -95,20 +96,28 @@ def command_options(func: F) -> F:
 
 
 def with_command(config: Config, command: str | None, metric: str | None) -> Config:
-    """``config`` for the program given by ``--command`` (the config's own command kernel,
-    its other keys kept, when it has one); unchanged without ``--command``."""
+    """``config`` for the program given by ``--command`` and measured by ``--metric`` (the
+    config's own command kernel, its other keys kept, when it has one); unchanged when
+    neither is given. ``--metric`` alone changes the metric of the config's command kernel,
+    and is a ConfigError for any other kernel."""
     from iotune.config import KernelConfig
     from iotune.kernels import get_kernel
 
-    if command is None:
-        if metric is not None:
-            raise ConfigError("--metric: only with --command (a command kernel's metric)")
+    if command is None and metric is None:
         return config
     spec = get_kernel("command")
-    base = config.kernel.args if config.kernel.name == spec.name else {}
+    own = config.kernel.name == spec.name
+    if command is None and not own:
+        raise ConfigError(f"--metric: only for a command kernel (--command, or kernel: "
+                          f"{{name: command}} in the config); this config's kernel is "
+                          f"{config.kernel.name}")
+    base = config.kernel.args if own else {}
     raw = {k: v for k, v in base.items() if v != ""}
-    raw.update(command=command, **({"metric": metric} if metric else {}))
-    params = spec.normalise_params(raw, "--command")
+    if command is not None:
+        raw["command"] = command
+    if metric is not None:
+        raw["metric"] = metric
+    params = spec.normalise_params(raw, "--command" if command is not None else "--metric")
     spec.check_settings(config.space.names, "space")
     return config.with_overrides(kernel=KernelConfig(spec.name, tuple(params.items())))
 

@@ -90,3 +90,48 @@ def test_the_config_rejects_what_a_command_cannot_take():
         from iotune.kernels import get_kernel
 
         get_kernel("command").sim_pattern(4, {})
+
+
+def test_dry_run_prints_the_users_program_with_what_carries_the_settings(tmp_path):
+    config = write_config(tmp_path, output_dir="out")
+    result = CliRunner().invoke(cli, ["run", "-c", str(config), "--cores", "2", "--dry-run",
+                                      "--set", "cb_buffer_size=4MiB",
+                                      "--set", "stripe_count=4"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    command = lines[-1]
+    run_dir = tmp_path / "scratch" / "iotune-app-XXXXXXXX"
+    # The user's program, not iotune's launcher of it, with {scratch} replaced.
+    assert "hints_app.py" in command and "kernels" not in command
+    assert f"{run_dir}/out/data.bin" in command
+    assert command.startswith(f"env ROMIO_HINTS={run_dir}/romio-hints ")
+    assert "'MPICH_MPIIO_HINTS=*:cb_buffer_size=4194304:striping_factor=4'" in command
+    assert "LD_PRELOAD" not in command  # preload: no
+    assert "#   cb_buffer_size 4194304" in lines
+    assert any(line.startswith("# striping not applied:") for line in lines)
+    assert not run_dir.exists()  # nothing ran
+    assert not (tmp_path / "store.jsonl").exists()
+
+
+@pytest.mark.mpi
+def test_metric_applies_to_the_configs_own_command(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = write_config(tmp_path, metric="wall")
+    result = CliRunner().invoke(cli, ["run", "-c", str(config), "--cores", "2",
+                                      "--metric", r"regex:write time: (\S+)",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (record,) = Store(tmp_path / "store.jsonl").records()
+    assert record["result"]["measure"] == "regex"
+    assert record["params"]["command"] == PROGRAM
+
+
+def test_metric_for_a_builtin_kernel_is_one_clear_error(tmp_path):
+    config = tmp_path / "iotune.yaml"
+    config.write_text(yaml.safe_dump({"system": {"scratch": str(tmp_path)},
+                                      "kernel": {"name": "vpic"}}))
+    result = CliRunner().invoke(cli, ["run", "-c", str(config), "--cores", "2",
+                                      "--metric", "wall", "--dry-run"])
+    assert result.exit_code != 0
+    assert "--metric: only for a command kernel" in result.output
+    assert "vpic" in result.output and "Traceback" not in result.output
