@@ -41,6 +41,9 @@ TARGETS = ("write", "read", "total")
 #: The flat-row column (:meth:`Measurement.row`) holding each target's time.
 TARGET_COLUMNS = {"write": "write_time", "read": "read_time", "total": "io_time"}
 
+#: Prefix of a flat row's columns of the hints a run read back (``in_effect.cb_nodes``).
+IN_EFFECT_PREFIX = "in_effect."
+
 #: Identity columns of a flat row, in order (see :meth:`Measurement.row`).
 IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
                     "rep", "backend", "provenance", "system", "status", "error", "host",
@@ -120,6 +123,7 @@ class Measurement:
     read_bandwidth_mib_s: float | None = None
     state: str | None = None
     schema_version: int = SCHEMA_VERSION
+    hints_in_effect: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     load: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
@@ -157,6 +161,7 @@ class Measurement:
             read_bandwidth_mib_s=_number(result.get("read_bandwidth_mib_s")),
             state=probe.get("state") if probe else record.get("state"),
             schema_version=int(record.get("schema_version", SCHEMA_VERSION)),
+            hints_in_effect=_hints(result.get("hints_in_effect")),
             raw=dict(record) if keep else {},
         )
 
@@ -205,7 +210,9 @@ class Measurement:
         ``file_size_gib``, then the read phase's: ``read_time`` (open-to-close seconds),
         ``read_open_time``, ``read_phase_time``, ``read_close_time``,
         ``read_bandwidth_mib_s``, ``bytes_read``, and ``io_time`` (write plus read, when
-        both were timed). Runs without a read phase have None in the read columns.
+        both were timed). Runs without a read phase have None in the read columns. Last,
+        one ``in_effect.<hint>`` column per MPI-IO hint the run read back from its file
+        (``MPI_File_get_info``), as text.
         """
         row: dict[str, Any] = {key: self.record.get(key) for key in IDENTITY_COLUMNS}
         row.update(self.settings)
@@ -224,7 +231,16 @@ class Measurement:
         row["read_bandwidth_mib_s"] = self.read_bandwidth_mib_s
         row["bytes_read"] = self.bytes_read
         row["io_time"] = self.times.for_target("total")
+        for hint, value in self.hints_in_effect.items():
+            row[IN_EFFECT_PREFIX + hint] = value
         return row
+
+
+def _hints(value: Any) -> dict[str, str]:
+    """The hints a run read back (name -> text); {} when it recorded none."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def frame_of(measurements: Iterable[Measurement], include_failed: bool = False

@@ -33,8 +33,8 @@ import numpy as np
 from iotune.store_columns import ABSENT, Piece, encode
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
-#: 2: the read phase's times, bandwidth and bytes.
-FORMAT = 2
+#: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect.
+FORMAT = 3
 MEASUREMENT, OTHER, UNREADABLE = "m", "p", "x"
 ROW_COLUMNS = ("@offset", "@length", "@seq")
 #: Fields kept by name beside the measurement's own (readers ask for them).
@@ -65,7 +65,7 @@ def measurement_columns() -> tuple[str, ...]:
 
     return (*ROW_COLUMNS, *IDENTITY_COLUMNS, "@settings", "@params", "@total", "@open",
             "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
-            *(f"@{name}" for name in EXTRA_FIELDS), *READ_COLUMNS)
+            *(f"@{name}" for name in EXTRA_FIELDS), *READ_COLUMNS, "@in_effect")
 
 
 def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
@@ -86,7 +86,7 @@ def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
         times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
         m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS),
         times.read_total, times.read_open, times.read, times.read_close,
-        m.read_bandwidth_mib_s, m.bytes_read)
+        m.read_bandwidth_mib_s, m.bytes_read, m.hints_in_effect)
 
 
 class Segment:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.measurements import IDENTITY_COLUMNS, Measurement, PhaseTimes
+from iotune.measurements import IDENTITY_COLUMNS, IN_EFFECT_PREFIX, Measurement, PhaseTimes
 from iotune.store_cache import Part
 from iotune.store_columns import ABSENT, NULL, NUMBER, Piece, combine, encode
 
@@ -104,16 +104,16 @@ def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: b
         return pd.DataFrame([])
     columns: dict[str, list[Piece]] = {name: [] for name in IDENTITY_COLUMNS}
     expanded: list[dict[str, Piece]] = []
-    firsts: list[tuple[int, list[str]]] = []
+    firsts: list[tuple[int, list[str], list[str]]] = []
     for part, picked in chosen:
         for name in IDENTITY_COLUMNS:
             columns[name].append(part.piece(name).take(picked))
-        settings, params = part.piece("@settings").take(picked), part.piece("@params").take(picked)
-        keyed, seen = _expand(settings, params, _seq(part)[picked])
+        keyed, seen = _expand(part.piece("@settings").take(picked),
+                              part.piece("@params").take(picked),
+                              part.piece("@in_effect").take(picked), _seq(part)[picked])
         expanded.append(keyed)
         firsts.extend(seen)
-    trailing = [*RESULT_COLUMNS, *(["order"] if order_column else [])]
-    ordered = _first_seen(firsts, trailing)
+    ordered = _first_seen(firsts, list(RESULT_COLUMNS), ["order"] if order_column else [])
     data: dict[str, Any] = {}
     for name in ordered:
         if name == "io_time":
@@ -139,12 +139,13 @@ def row_columns(parts: Sequence[Part], rows: RowFilter = ok_rows,
     chosen, _ = _selection(parts, rows)
     if not chosen:
         return []
-    firsts: list[tuple[int, list[str]]] = []
+    firsts: list[tuple[int, list[str], list[str]]] = []
     for part, picked in chosen:
         _, seen = _expand(part.piece("@settings").take(picked),
-                          part.piece("@params").take(picked), _seq(part)[picked])
+                          part.piece("@params").take(picked),
+                          part.piece("@in_effect").take(picked), _seq(part)[picked])
         firsts.extend(seen)
-    return _first_seen(firsts, [*RESULT_COLUMNS, *(["order"] if order_column else [])])
+    return _first_seen(firsts, list(RESULT_COLUMNS), ["order"] if order_column else [])
 
 
 def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows, *,
@@ -185,41 +186,52 @@ def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows,
     return written
 
 
-def _first_seen(firsts: list[tuple[int, list[str]]], trailing: list[str]) -> list[str]:
+def _first_seen(firsts: list[tuple[int, list[str], list[str]]], trailing: list[str],
+                last: list[str]) -> list[str]:
     """Columns in order of first appearance, as ``pd.DataFrame`` orders a list of rows:
-    the first row's keys, then each key new in a later row at the end."""
+    the first row's keys (identity, settings and params, ``trailing``, hints, ``last``),
+    then each key new in a later row at the end."""
     names: dict[str, None] = {}
-    for _, keys in sorted(firsts, key=lambda item: item[0]):
+    for _, keys, late in sorted(firsts, key=lambda item: item[0]):
         if not names:  # the first row
             names.update(dict.fromkeys(IDENTITY_COLUMNS))
             names.update((k, None) for k in keys)
             names.update(dict.fromkeys(trailing))
+            names.update((k, None) for k in late)
+            names.update(dict.fromkeys(last))
         else:
-            names.update((k, None) for k in keys if k not in names)
+            names.update((k, None) for k in (*keys, *late) if k not in names)
     return list(names)
 
 
-def _expand(settings: Piece, params: Piece, seqs: np.ndarray
-            ) -> tuple[dict[str, Piece], list[tuple[int, list[str]]]]:
-    """Settings and params as one piece per name (params over settings, as a row has them),
-    and, per distinct (settings, params), its first position and its names in row order."""
-    s_codes, p_codes = _codes(settings), _codes(params)
+def _expand(settings: Piece, params: Piece, in_effect: Piece, seqs: np.ndarray
+            ) -> tuple[dict[str, Piece], list[tuple[int, list[str], list[str]]]]:
+    """Settings, params and hints in effect as one piece per row column (params over
+    settings, as a row has them; hints as ``in_effect.<hint>``), and, per distinct
+    (settings, params, hints), its first position, its setting and param names in row
+    order and its hint columns (which a row has after the result columns)."""
+    s_codes, p_codes, h_codes = _codes(settings), _codes(params), _codes(in_effect)
     s_values, p_values = settings.uniques or [], params.uniques or []
+    h_values = in_effect.uniques or []
     pairs = s_codes.astype(np.int64) * (len(p_values) + 1) + p_codes
-    combos, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
+    _, pair_index = np.unique(pairs, return_inverse=True)
+    # Dense pair indices (< rows) times the hint codes (< 2**31) stay within int64.
+    triples = pair_index.reshape(-1).astype(np.int64) * (len(h_values) + 1) + h_codes + 1
+    combos, first, inverse = np.unique(triples, return_index=True, return_inverse=True)
     seen = []
     mappings: dict[str, list[int]] = {}
     uniques: dict[str, list[Any]] = {}
-    p_count = len(p_values) + 1
-    for i, (combo, at) in enumerate(zip(combos.tolist(), first.tolist(), strict=True)):
-        s_code, p_code = divmod(combo, p_count)
+    for i, at in enumerate(first.tolist()):
+        s_code, p_code, h_code = int(s_codes[at]), int(p_codes[at]), int(h_codes[at])
         s = s_values[s_code] if 0 <= s_code < len(s_values) else {}
-        p = p_values[p_code] if p_code < len(p_values) else {}
-        s, p = s if isinstance(s, dict) else {}, p if isinstance(p, dict) else {}
+        p = p_values[p_code] if 0 <= p_code < len(p_values) else {}
+        h = h_values[h_code] if 0 <= h_code < len(h_values) else {}
+        s, p, h = (v if isinstance(v, dict) else {} for v in (s, p, h))
         keys = [k for k in s if k not in _IDENTITY]
         keys += [k for k in p if k not in s and k not in _IDENTITY]
-        seen.append((int(seqs[at]), keys))
-        for name, value in {**s, **p}.items():
+        hinted = {IN_EFFECT_PREFIX + k: v for k, v in h.items()}
+        seen.append((int(seqs[at]), keys, list(hinted)))
+        for name, value in {**s, **p, **hinted}.items():
             mapping = mappings.get(name)
             if mapping is None:
                 mapping = mappings[name] = [-1] * len(combos)
@@ -300,7 +312,7 @@ def measurements_of(journal: Path, parts: Sequence[Part], rows: RowFilter = all_
 FIELDS = ("cores", "config_key", "rep", "status", "error", "@settings", "@params", "@total",
           "@open", "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
           "@offset", "@length", "@seq", "@read_total", "@read_open", "@read", "@read_close",
-          "@read_bandwidth", "@bytes_read")
+          "@read_bandwidth", "@bytes_read", "@in_effect")
 
 
 def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int, Measurement]]:
@@ -308,7 +320,7 @@ def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int,
     columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist() for name in FIELDS]
     for (cores, key, rep, status, error, settings, params, total, open_, write, close, bw,
          written, schema, state, offset, length, seq, read_total, read_open, read, read_close,
-         read_bw, read_bytes) in zip(*columns, strict=True):
+         read_bw, read_bytes, in_effect) in zip(*columns, strict=True):
         yield seq, Measurement(
             kernel=kernel, cores=int(_value(cores) or 0), backend=backend,
             status="" if status is ABSENT else str(status),
@@ -321,6 +333,7 @@ def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int,
             bandwidth_mib_s=_value(bw), bytes_written=_value(written), error=_value(error),
             bytes_read=_value(read_bytes), read_bandwidth_mib_s=_value(read_bw),
             state=_value(state), schema_version=int(schema),
+            hints_in_effect=in_effect if isinstance(in_effect, dict) else {},
             load=partial(read_record, journal, offset, length))
 
 

@@ -22,8 +22,9 @@ from iotune.cli.common import (
     with_kernel,
 )
 from iotune.errors import ConfigError
+from iotune.in_effect import describe_not_in_effect, hints_not_in_effect
 from iotune.kernels import get_kernel
-from iotune.measurements import Measurement, read_dataframe, write_csv
+from iotune.measurements import IN_EFFECT_PREFIX, Measurement, read_dataframe, write_csv
 from iotune.output import emit, progress, render_pairs
 from iotune.settings import describe_value, normalise_settings
 from iotune.space import check_configuration
@@ -58,6 +59,9 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     shown = {k: v for k, v in hints.items() if k.startswith(("cb_", "romio_cb", "romio_ds",
                                                              "striping"))}
     summary["hints_in_effect"] = shown
+    missing = hints_not_in_effect(record["settings"], measurement.hints_in_effect)
+    if missing:
+        summary["not_in_effect"] = describe_not_in_effect(missing)
     fs = result.get("filesystem") or {}
     if fs:
         summary["filesystem"] = fs.get("type")
@@ -187,11 +191,34 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
         return
     identity = ["recorded_at", "kernel", "cores", "backend", "provenance", "status",
                 "write_time", "bandwidth_mib_s"]
-    columns = [c for c in identity if c in frame.columns] + _setting_columns(frame)
+    settings = _setting_columns(frame)
+    hints = [c for c in frame.columns if str(c).startswith(IN_EFFECT_PREFIX)]
+    columns = [c for c in identity if c in frame.columns] + settings
     if include_failed:
         columns.append("error")
+    if fmt != "table":  # machine-readable: every hint read back, one column each
+        columns += hints
     rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
+    if fmt == "table" and hints:  # a person: only the hints that did not take effect
+        for row, full in zip(rows, frame[settings + hints].to_dict("records"), strict=True):
+            row["not_in_effect"] = describe_not_in_effect(
+                hints_not_in_effect(_present(full, settings),
+                                    _present(full, hints, strip=IN_EFFECT_PREFIX))) or "-"
     emit(rows, fmt, rows=rows)
+
+
+def _present(row: dict[Any, Any], names: list[str], strip: str = "") -> dict[str, Any]:
+    """The values of ``names`` the row has (not NaN/None), integral floats as ints (a
+    column with gaps holds its integers as floats), keys without the ``strip`` prefix."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = row.get(name)
+        if value is None or (isinstance(value, float) and value != value):
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        out[str(name)[len(strip):]] = value
+    return out
 
 
 def _setting_columns(frame: Any) -> list[str]:

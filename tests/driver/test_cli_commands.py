@@ -25,7 +25,8 @@ def test_run_records_a_real_measurement_with_hints_read_back(write_config, tmp_p
     config = write_config()
     result = invoke("run", "-c", str(config), "--cores", "2", "--set", "cb_nodes=2",
                     "--set", "cb_config_list=*:2", "--set", "romio_cb_write=disable",
-                    "--set", "cb_buffer_size=1MiB", "--format", "json")
+                    "--set", "cb_buffer_size=1MiB", "--set", "hint.romio_no_such_hint=7",
+                    "--format", "json")
     assert result.exit_code == 0, result.output
     record = json.loads(result.output[result.output.index("{"):result.output.rindex("}") + 1])
     assert record["status"] == "ok" and record["provenance"] == "measured"
@@ -37,17 +38,28 @@ def test_run_records_a_real_measurement_with_hints_read_back(write_config, tmp_p
     assert [r["id"] for r in Store(tmp_path / "store.jsonl").records()] == [record["id"]]
     assert not any((tmp_path / "scratch").iterdir())  # the kernel cleaned up after itself
 
+    assert "romio_no_such_hint" not in hints  # ROMIO drops a hint it does not know
+
     table = invoke("results", "-c", str(config))
     assert table.exit_code == 0
     assert "romio_cb_write" in table.output and "disable" in table.output
+    # The table names what did not take effect, and only that.
+    assert "romio_no_such_hint=7 (absent)" in table.output
+    assert "cb_nodes=2 (" not in table.output
+    rows = json.loads(invoke("results", "-c", str(config), "--format", "json").output)
+    assert rows[0]["in_effect.romio_cb_write"] == "disable"
+    assert rows[0]["in_effect.cb_nodes"] == "2"
     export = tmp_path / "runs.csv"
     assert invoke("results", "-c", str(config), "--export", str(export)).exit_code == 0
     frame = pd.read_csv(export)
     assert list(frame["cb_nodes"]) == [2]
     assert frame.loc[0, "write_time"] > 0
+    assert list(frame["in_effect.cb_buffer_size"]) == [1048576]
     parquet = tmp_path / "runs.parquet"
     assert invoke("results", "-c", str(config), "--export", str(parquet)).exit_code == 0
-    assert list(pd.read_parquet(parquet)["write_time"]) == list(frame["write_time"])
+    read_back = pd.read_parquet(parquet)
+    assert list(read_back["write_time"]) == list(frame["write_time"])
+    assert list(read_back["in_effect.romio_cb_write"]) == ["disable"]
     bad = invoke("results", "-c", str(config), "--export", str(tmp_path / "runs.xlsx"))
     assert bad.exit_code == 2 and "the file must end in .csv or .parquet" in bad.output
 

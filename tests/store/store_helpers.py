@@ -49,6 +49,11 @@ def varied_record(i: int, rng: random.Random) -> dict[str, Any]:
             "bandwidth_mib_s": 64 / total if total else None,
             "bytes_written": rng.choice([2**26, 2**26, 0])},
     }
+    if not failed and rng.random() < 0.6:  # hints read back; which ones varies by run
+        hints = {"cb_nodes": rng.choice(["1", "2"]), "romio_cb_write": "automatic"}
+        if rng.random() < 0.3:
+            hints["striping_factor"] = "4"
+        record["result"]["hints_in_effect"] = hints
     if rng.random() < 0.5:
         record.update(strategy=rng.choice(["random", "model"]), tune_id=f"t{i // 10}")
     if rng.random() < 0.3:

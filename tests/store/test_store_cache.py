@@ -83,7 +83,7 @@ def test_a_truncated_journal_drops_what_the_cache_held_beyond_it(tmp_path):
         handle.truncate(sum(len(line) for line in lines[:50]))
     assert len(read_dataframe(store.path, include_failed=True)) == len(
         reference_frame(store, include_failed=True))
-    fill(tmp_path / "s.jsonl", 30, seed=3)  # and grown again past the old segments
+    fill(tmp_path / "s.jsonl", 200, seed=3)  # and grown again past the old segments
     assert_reads_like_the_journal(store)
     end = store.path.stat().st_size
     assert all(int(name.split("-")[2].split(".")[0], 16) <= end
