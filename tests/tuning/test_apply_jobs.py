@@ -1,0 +1,195 @@
+"""``iotune apply`` in real job scripts around real MPI programs (2 ranks).
+
+Each test writes a tuned file shaped like the ones ``iotune tune`` writes (for the vpic
+and ior kernels and for a command kernel), prints its lines with ``iotune apply``, pastes
+them into a job script under ``set -euo pipefail`` in front of an ``mpiexec`` of a program
+that knows nothing of iotune, runs it, and reads the settings in effect from inside the
+program: its own ``MPI_File_get_info`` (programs/show_hints.c), or the preload library's
+report for the h5py lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from iotune.cli.main import cli
+from iotune.preload import LIBRARY_ENV, OUT_ENV, build_library
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+TIMEOUT_S = 120
+SETTINGS = {"cb_buffer_size": "4MiB", "romio_cb_write": "disable", "romio_ds_write": "disable",
+            "stripe_count": 4, "alignment": "1MiB"}
+#: What the program's file must show when the MPI-IO hints took effect.
+IN_EFFECT = {"cb_buffer_size": "4194304", "romio_cb_write": "disable",
+             "romio_ds_write": "disable"}
+KERNELS = {
+    "vpic": {"particles_per_rank": 8388608, "timesteps": 1, "fsync": False},
+    "ior": {"transfer_size": 1048576, "segments": 1},
+    "command": {"command": "./my_app -o {scratch}/out.dat", "output_dir": "", "metric": "wall",
+                "preload": "auto"},
+}
+
+
+def tuned_file(tmp_path: Path, kernel: str) -> Path:
+    """A tuned file as ``iotune tune -o`` writes it for ``kernel``."""
+    doc = {"schema_version": 1, "kernel": kernel, "kernel_args": KERNELS[kernel],
+           "target": "write", "cores": 2, "nodes": 1, "system": "local", "backend": "mpi",
+           "provenance": "measured", "recommendation": "tuned",
+           "reason": "faster than the default with 90% confidence", "settings": SETTINGS}
+    path = tmp_path / f"tuned-{kernel}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def show_hints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("programs") / "show_hints"
+    done = subprocess.run(["mpicc", "-Wall", "-Werror", "-O2", "-o", str(out),
+                           str(PROGRAMS / "show_hints.c")], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The preload library, built where ``apply`` will find it."""
+    target = tmp_path_factory.mktemp("preload") / "libiotune_preload.so"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(LIBRARY_ENV, str(target))
+        return build_library()
+
+
+def apply_lines(tuned: Path, fmt: str, library: Path) -> str:
+    result = CliRunner().invoke(cli, ["apply", str(tuned), "--format", fmt],
+                                env={LIBRARY_ENV: str(library)})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout
+    check = subprocess.run(["bash", "-n", "-c", lines], capture_output=True, text=True,
+                           check=False)
+    assert check.returncode == 0, check.stderr
+    return lines
+
+
+def run_job(tmp_path: Path, lines: str, program: list[str], path: str = "/usr/bin:/bin",
+            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A job script: the lines, then ``mpiexec -n 2 program``; run in tmp_path."""
+    output = tmp_path / "out"
+    output.mkdir(exist_ok=True)
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\nset -euo pipefail\n" + lines + "\n\n"
+                      + "mpiexec -n 2 " + " ".join(program) + "\n")
+    env = {"PATH": path, "HOME": str(tmp_path), "OUTPUT_DIR": str(output),
+           **(extra_env or {})}
+    return subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT_S, check=False)
+
+
+def printed(stdout: str, kind: str) -> dict[str, str]:
+    """The program's ``hint k=v`` or ``env k=v`` lines as a mapping."""
+    pairs = [line.split(" ", 1)[1].split("=", 1) for line in stdout.splitlines()
+             if line.startswith(kind + " ")]
+    return {key: value for key, value in pairs}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("fmt", ["all", "romio", "preload"])
+def test_the_programs_file_has_the_tuned_hints(tmp_path, show_hints, library, kernel, fmt):
+    lines = apply_lines(tuned_file(tmp_path, kernel), fmt, library)
+    job = run_job(tmp_path, lines, [str(show_hints), '"$OUTPUT_DIR/out.dat"'])
+    assert job.returncode == 0, job.stderr
+    hints = printed(job.stdout, "hint")
+    assert {k: hints.get(k) for k in IN_EFFECT} == IN_EFFECT
+    if fmt == "all":  # no lfs here: said once, and the job went on
+        assert "iotune: no lfs command (not a Lustre system): striping not applied" \
+            in job.stderr
+
+
+@pytest.mark.mpi
+def test_without_the_lines_the_program_runs_with_romios_defaults(tmp_path, show_hints):
+    # The control for the test above: the same program, no tuned lines.
+    job = run_job(tmp_path, "", [str(show_hints), '"$OUTPUT_DIR/out.dat"'])
+    assert job.returncode == 0, job.stderr
+    hints = printed(job.stdout, "hint")
+    assert hints["romio_cb_write"] != "disable"
+    assert hints["cb_buffer_size"] != "4194304"
+
+
+@pytest.mark.mpi
+def test_lustre_lines_stripe_the_output_directory_before_the_program_runs(tmp_path,
+                                                                          show_hints,
+                                                                          library):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lfs").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "lfs-calls"}\n')
+    (bin_dir / "lfs").chmod(0o755)
+    lines = apply_lines(tuned_file(tmp_path, "vpic"), "lustre", library)
+    job = run_job(tmp_path, lines, [str(show_hints), '"$OUTPUT_DIR/out.dat"'],
+                  path=f"{bin_dir}:/usr/bin:/bin")
+    assert job.returncode == 0, job.stderr
+    assert (tmp_path / "lfs-calls").read_text() == f"setstripe -c 4 {tmp_path}/out\n"
+    assert (tmp_path / "out" / "out.dat").stat().st_size == 2 * 2**20
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(("fmt", "variables"), [
+    ("cray", {"MPICH_MPIIO_HINTS": "*:cb_buffer_size=4194304:romio_cb_write=disable:"
+                                   "romio_ds_write=disable:striping_factor=4"}),
+    ("ior", {"IOR_HINT__MPI__cb_buffer_size": "4194304",
+             "IOR_HINT__MPI__romio_cb_write": "disable",
+             "IOR_HINT__MPI__striping_factor": "4"}),
+])
+def test_cray_and_ior_lines_reach_the_programs_environment(tmp_path, show_hints, library,
+                                                           fmt, variables):
+    # Only Cray MPICH reads MPICH_MPIIO_HINTS and only IOR reads IOR_HINT__MPI__*; here
+    # the check is that the job runs and the program is started with them.
+    lines = apply_lines(tuned_file(tmp_path, "ior"), fmt, library)
+    job = run_job(tmp_path, lines, [str(show_hints), '"$OUTPUT_DIR/out.dat"'])
+    assert job.returncode == 0, job.stderr
+    env = printed(job.stdout, "env")
+    assert {k: env.get(k) for k in variables} == variables
+
+
+H5PY_TAIL = """
+import numpy as np
+n = 131072
+data = f.create_dataset("data", (MPI.COMM_WORLD.size * n,), dtype="f8")
+rank = MPI.COMM_WORLD.rank
+data[rank * n:(rank + 1) * n] = np.full(n, float(rank))
+f.close()
+"""
+
+
+@pytest.mark.mpi
+def test_h5py_lines_in_a_python_program_set_hints_and_alignment(tmp_path, library):
+    program = tmp_path / "app.py"
+    program.write_text(apply_lines_python(tuned_file(tmp_path, "vpic"), library) + H5PY_TAIL)
+    report = tmp_path / "preload.json"
+    # The preload library without settings only reports what the file had.
+    job = run_job(tmp_path, "", [sys.executable, str(program)],
+                  path=os.environ["PATH"],
+                  extra_env={"LD_PRELOAD": str(library), OUT_ENV: str(report)})
+    assert job.returncode == 0, job.stderr
+    files = json.loads(report.read_text())["files"]
+    created = next(f for f in files if f["opened_by"] == "H5Fcreate")
+    assert {k: created["hints_in_effect"].get(k) for k in IN_EFFECT} == IN_EFFECT
+    with h5py.File(tmp_path / "output.h5", "r") as f:
+        assert f["data"].id.get_offset() % 2**20 == 0
+
+
+def apply_lines_python(tuned: Path, library: Path) -> str:
+    result = CliRunner().invoke(cli, ["apply", str(tuned), "--format", "h5py"],
+                                env={LIBRARY_ENV: str(library)})
+    assert result.exit_code == 0, result.output
+    compile(result.stdout, "h5py-lines", "exec")
+    return result.stdout
