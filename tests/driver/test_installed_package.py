@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -13,15 +14,21 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """The wheel of this tree, unpacked as an install target (its deps come from the venv)."""
+def wheel_build(tmp_path_factory):
+    """The wheel of this tree, built without isolation; returns (wheel, build output)."""
     wheels = tmp_path_factory.mktemp("wheels")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(wheels), str(REPO)], check=True, capture_output=True,
-                   timeout=300)
-    target = tmp_path_factory.mktemp("site")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                            "--no-build-isolation", "-v", "-w", str(wheels), str(REPO)],
+                           check=True, capture_output=True, text=True, timeout=300)
     (wheel,) = wheels.glob("iotune-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    return wheel, built.stdout + built.stderr
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, wheel_build):
+    """The wheel unpacked as an install target (its deps come from the venv)."""
+    target = tmp_path_factory.mktemp("site")
+    with zipfile.ZipFile(wheel_build[0]) as archive:
         archive.extractall(target)
     return target
 
@@ -38,6 +45,22 @@ def test_wheel_ships_kernels_and_configs(installed):
     assert (installed / "iotune_kernels" / "ior.py").is_file()
     assert (installed / "iotune_kernels" / "kit" / "harness.py").is_file()
     assert (installed / "iotune" / "sim" / "systems" / "hopper.yaml").is_file()
+
+
+def test_the_build_prints_no_packaging_warning(wheel_build):
+    # setuptools' warnings are classes (SetuptoolsDeprecationWarning, BuildBackendWarning,
+    # ...); distutils' "warning: byte-compiling is disabled" lines are only notes.
+    warnings = [line.strip() for line in wheel_build[1].splitlines()
+                if re.search(r"[A-Za-z]+Warning\b", line)]
+    assert not warnings
+
+
+def test_wheel_ships_every_data_file_the_code_loads(installed):
+    files = [p.relative_to(REPO) for p in (REPO / "iotune").rglob("*")
+             if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    assert any(p.suffix == ".c" for p in files) and any(p.suffix == ".j2" for p in files)
+    missing = sorted(str(p) for p in files if not (installed / p).is_file())
+    assert not missing  # list each in pyproject.toml's [tool.setuptools.package-data]
 
 
 def test_wheel_ships_every_package_and_the_starter_config(installed):
