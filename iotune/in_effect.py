@@ -1,22 +1,81 @@
-"""Whether the MPI-IO hints a run asked for are the ones its file had.
+"""Whether the settings a run asked for took effect, read from what the run recorded.
 
-A run reads the hints in effect back from its file (``MPI_File_get_info``, kept in
-``result.hints_in_effect``). A requested hint took effect when the file reports the same
-value: equal as text (ignoring case and surrounding blanks) or as integers (ROMIO reports
-byte sizes in bytes, as iotune sends them). A hint the file does not report at all is
-*absent*: the MPI library or file system ignored it, or the name is unknown to it.
+A measured run records what it could read back:
+
+- ``result.hints_in_effect``: the MPI-IO hints of its file (``MPI_File_get_info``), from the
+  kernels or, for a user's program, the preload library;
+- the striping: ``result.filesystem.striping`` (kernels) or ``result.striping`` (a user's
+  program): not applicable off Lustre, else the ``lfs getstripe -d`` layout when it was read;
+- ``result.hdf5_settings_in_effect``: the HDF5 file-access settings of the open file.
+
+:func:`setting_effects` turns that into one :class:`SettingEffect` per requested setting.
+A value matches when equal as text (ignoring case and blanks) or as an integer (ROMIO
+reports sizes in bytes, as iotune sends them). The statuses:
+
+``in_effect``
+    read back with the requested value;
+``differs``
+    read back with another value (the library clamped or replaced it);
+``absent``
+    the file does not report the hint: the MPI library ignored it (Open MPI's OMPIO ignores
+    ROMIO's hints) or does not know the name;
+``not_applicable``
+    the setting cannot act here (striping off Lustre);
+``unverified``
+    nothing was read back for it (simulated and replayed runs, a program run without the
+    preload library).
+
+``absent`` and ``not_applicable`` mean the setting changes nothing on this system: a tune
+stops varying it and never recommends it (:mod:`iotune.tune`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from iotune.catalogue import mpiio_hints
+from iotune.catalogue import HINT_PREFIX, SETTINGS, mpiio_hints
+
+IN_EFFECT, DIFFERS, ABSENT, NOT_APPLICABLE, UNVERIFIED = (
+    "in_effect", "differs", "absent", "not_applicable", "unverified")
+#: Statuses that show a setting changes nothing on the system the run was on.
+IGNORED = frozenset({ABSENT, NOT_APPLICABLE})
+#: Where a Lustre setting is found in ``lfs getstripe -d`` output.
+LAYOUT_FIELDS = {"stripe_count": "stripe_count", "stripe_size": "stripe_size"}
+#: HDF5 settings as the kernels read them back (``coll_metadata`` is two properties).
+HDF5_READ_BACK = {"coll_metadata": ("coll_metadata_ops", "coll_metadata_write")}
+
+
+@dataclass(frozen=True)
+class SettingEffect:
+    """What became of one requested setting: ``status`` (module docstring), the
+    ``requested`` and ``in_effect`` values as text, and ``detail`` (why, when known)."""
+
+    setting: str
+    status: str
+    requested: str
+    in_effect: str | None = None
+    detail: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "requested": self.requested,
+                               "in_effect": self.in_effect}
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+    @classmethod
+    def from_json(cls, setting: str, value: Mapping[str, Any]) -> SettingEffect:
+        return cls(setting, str(value.get("status", UNVERIFIED)),
+                   str(value.get("requested", "")),
+                   None if value.get("in_effect") is None else str(value["in_effect"]),
+                   str(value.get("detail") or ""))
 
 
 def same_hint_value(requested: str, in_effect: str) -> bool:
-    """Whether a hint read back as ``in_effect`` is the ``requested`` value."""
+    """Whether a value read back as ``in_effect`` is the ``requested`` one."""
     a, b = str(requested).strip(), str(in_effect).strip()
     if a.lower() == b.lower():
         return True
@@ -26,22 +85,146 @@ def same_hint_value(requested: str, in_effect: str) -> bool:
         return False
 
 
-def hints_not_in_effect(settings: Mapping[str, Any], in_effect: Mapping[str, str]
-                        ) -> dict[str, tuple[str, str | None]]:
-    """The requested hints of canonical ``settings`` that ``in_effect`` does not show:
-    hint name -> (requested value, value in effect or None when absent). Empty when
-    ``in_effect`` is empty (the run read nothing back, e.g. a simulated run)."""
-    if not in_effect:
-        return {}
+def compare_hints(requested: Mapping[str, str], in_effect: Mapping[str, str]
+                  ) -> dict[str, tuple[str, str | None]]:
+    """The ``requested`` hints that ``in_effect`` does not show: hint name -> (requested
+    value, value in effect or None when absent)."""
     missing: dict[str, tuple[str, str | None]] = {}
-    for hint, wanted in mpiio_hints(settings).items():
+    for hint, wanted in requested.items():
         got = in_effect.get(hint)
         if got is None or not same_hint_value(wanted, got):
             missing[hint] = (wanted, got)
     return missing
 
 
+def hints_not_in_effect(settings: Mapping[str, Any], in_effect: Mapping[str, str]
+                        ) -> dict[str, tuple[str, str | None]]:
+    """:func:`compare_hints` for the hints of canonical ``settings``; empty when
+    ``in_effect`` is empty (the run read nothing back, e.g. a simulated run)."""
+    if not in_effect:
+        return {}
+    return compare_hints(mpiio_hints(settings), in_effect)
+
+
 def describe_not_in_effect(missing: Mapping[str, tuple[str, str | None]]) -> str:
     """One line for a table cell: ``cb_nodes=4 (in effect: 1), striping_factor=4 (absent)``."""
     return ", ".join(f"{hint}={wanted} ({'absent' if got is None else 'in effect: ' + got})"
                      for hint, (wanted, got) in missing.items())
+
+
+def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | None
+                    ) -> dict[str, SettingEffect]:
+    """One :class:`SettingEffect` per setting of canonical ``settings``, from a run's
+    ``result`` (module docstring); every one ``unverified`` when ``result`` is None."""
+    result = result or {}
+    hints = {str(k): str(v) for k, v in (result.get("hints_in_effect") or {}).items()}
+    striping = _striping(result)
+    hdf5 = result.get("hdf5_settings_in_effect") or {}
+    effects = {}
+    for name, value in settings.items():
+        if name.startswith(HINT_PREFIX):
+            effects[name] = _hint_effect(name, name[len(HINT_PREFIX):], str(value), hints)
+            continue
+        setting = SETTINGS[name]
+        text = setting.to_argument(value)
+        if setting.layer == "lustre":
+            effects[name] = _lustre_effect(name, text, striping, hints)
+        elif setting.layer == "mpiio":
+            effects[name] = _hint_effect(name, str(setting.hint), text, hints)
+        elif setting.layer == "hdf5":
+            effects[name] = _hdf5_effect(name, text, hdf5)
+        elif name == "collective" and "collective" in result:
+            effects[name] = _compare(name, text, setting.to_argument(result["collective"]))
+        else:
+            effects[name] = SettingEffect(name, UNVERIFIED, text)
+    return effects
+
+
+def _compare(name: str, requested: str, got: str | None, detail: str = "") -> SettingEffect:
+    if got is None:
+        return SettingEffect(name, ABSENT, requested, None, detail)
+    status = IN_EFFECT if same_hint_value(requested, got) else DIFFERS
+    return SettingEffect(name, status, requested, got, detail if status != IN_EFFECT else "")
+
+
+def _hint_effect(name: str, hint: str, requested: str, hints: Mapping[str, str]
+                 ) -> SettingEffect:
+    if not hints:
+        return SettingEffect(name, UNVERIFIED, requested)
+    return _compare(name, requested, hints.get(hint), f"MPI-IO hint {hint}")
+
+
+def _striping(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    filesystem = result.get("filesystem")
+    if isinstance(filesystem, Mapping) and isinstance(filesystem.get("striping"), Mapping):
+        return filesystem["striping"]
+    striping = result.get("striping")
+    return striping if isinstance(striping, Mapping) else None
+
+
+def _lustre_effect(name: str, requested: str, striping: Mapping[str, Any] | None,
+                   hints: Mapping[str, str]) -> SettingEffect:
+    if striping is not None and striping.get("applicable") is False:
+        return SettingEffect(name, NOT_APPLICABLE, requested,
+                             detail=str(striping.get("reason") or "not a Lustre file system"))
+    layout = str((striping or {}).get("layout") or "")
+    found = re.search(rf"{LAYOUT_FIELDS[name]}:\s*(-?\d+)", layout)
+    if found:
+        return _compare(name, requested, found.group(1), "lfs getstripe")
+    hint = SETTINGS[name].hint
+    if hints and hint and hint in hints:
+        return _compare(name, requested, hints[hint], f"MPI-IO hint {hint}")
+    return SettingEffect(name, UNVERIFIED, requested)
+
+
+def _hdf5_effect(name: str, requested: str, hdf5: Mapping[str, Any]) -> SettingEffect:
+    keys = HDF5_READ_BACK.get(name, (name,))
+    values = [hdf5.get(key) for key in keys]
+    if any(v is None for v in values):
+        return SettingEffect(name, UNVERIFIED, requested)
+    texts = {SETTINGS[name].to_argument(v) for v in values}
+    got = texts.pop() if len(texts) == 1 else ",".join(str(v) for v in values)
+    return _compare(name, requested, got, "HDF5 file-access property list")
+
+
+def effects_of(settings: Mapping[str, Any], result: Mapping[str, Any] | None
+               ) -> dict[str, SettingEffect]:
+    """The effects a record's result holds (``result.settings_effect``), else derived from
+    what it read back (:func:`setting_effects`)."""
+    stored = (result or {}).get("settings_effect")
+    if isinstance(stored, Mapping) and all(isinstance(stored.get(n), Mapping)
+                                           for n in settings):
+        return {name: SettingEffect.from_json(name, stored[name]) for name in settings}
+    return setting_effects(settings, result)
+
+
+def likely_reason(effect: SettingEffect, result: Mapping[str, Any] | None) -> str:
+    """Why ``effect`` did not take effect, in words a user can act on."""
+    result = result or {}
+    library = str(result.get("mpi_library") or "")
+    hints = result.get("hints_in_effect") or {}
+    if effect.status == NOT_APPLICABLE:
+        return f"{effect.detail}: it has no effect here" if effect.detail else "no effect here"
+    if effect.status == ABSENT:
+        if "open mpi" in library.lower() and not any(str(k).startswith("romio_")
+                                                     for k in hints):
+            return ("Open MPI's own MPI-IO (OMPIO) ignores ROMIO hints; select ROMIO with "
+                    "system.mpi_io: romio (OMPI_MCA_io=romio341)")
+        if effect.setting.startswith(HINT_PREFIX):
+            return ("the MPI library does not report this hint: unknown to it (a misspelt "
+                    "name?) or ignored by its file-system driver")
+        driver = hints.get("romio_filesystem_type")
+        return ("the MPI library ignored it" + (f" (its file-system driver: {driver})"
+                                               if driver else ""))
+    if effect.status == DIFFERS:
+        return (f"the library used {effect.in_effect} instead (it clamps or replaces some "
+                "values, e.g. cb_nodes above what cb_config_list allows)")
+    return ""
+
+
+def describe_effect(effect: SettingEffect, result: Mapping[str, Any] | None) -> str:
+    """One line: ``cb_nodes=4: in effect 1 (the library used 1 instead ...)``."""
+    shown = {ABSENT: "not in effect", NOT_APPLICABLE: "not applicable",
+             DIFFERS: f"in effect {effect.in_effect}"}.get(effect.status, effect.status)
+    reason = likely_reason(effect, result)
+    return f"{effect.setting}={effect.requested}: {shown}" + (f" ({reason})" if reason else "")

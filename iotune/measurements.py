@@ -43,6 +43,8 @@ TARGET_COLUMNS = {"write": "write_time", "read": "read_time", "total": "io_time"
 
 #: Prefix of a flat row's columns of the hints a run read back (``in_effect.cb_nodes``).
 IN_EFFECT_PREFIX = "in_effect."
+#: Prefix of a flat row's columns saying whether each setting took effect.
+EFFECT_PREFIX = "effect."
 
 #: Identity columns of a flat row, in order (see :meth:`Measurement.row`).
 IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
@@ -124,6 +126,9 @@ class Measurement:
     state: str | None = None
     schema_version: int = SCHEMA_VERSION
     hints_in_effect: dict[str, str] = field(default_factory=dict)
+    #: Per setting, whether it took effect (:mod:`iotune.in_effect` statuses), as the
+    #: measured run recorded it in ``result.settings_effect``; {} for other runs.
+    effects: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     load: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
@@ -162,6 +167,7 @@ class Measurement:
             state=probe.get("state") if probe else record.get("state"),
             schema_version=int(record.get("schema_version", SCHEMA_VERSION)),
             hints_in_effect=_hints(result.get("hints_in_effect")),
+            effects=_statuses(result.get("settings_effect")),
             raw=dict(record) if keep else {},
         )
 
@@ -212,7 +218,8 @@ class Measurement:
         ``read_bandwidth_mib_s``, ``bytes_read``, and ``io_time`` (write plus read, when
         both were timed). Runs without a read phase have None in the read columns. Last,
         one ``in_effect.<hint>`` column per MPI-IO hint the run read back from its file
-        (``MPI_File_get_info``), as text.
+        (``MPI_File_get_info``), as text, and one ``effect.<setting>`` column per setting of
+        a measured run: whether it took effect (:mod:`iotune.in_effect`).
         """
         row: dict[str, Any] = {key: self.record.get(key) for key in IDENTITY_COLUMNS}
         row.update(self.settings)
@@ -233,6 +240,8 @@ class Measurement:
         row["io_time"] = self.times.for_target("total")
         for hint, value in self.hints_in_effect.items():
             row[IN_EFFECT_PREFIX + hint] = value
+        for setting, status in self.effects.items():
+            row[EFFECT_PREFIX + setting] = status
         return row
 
 
@@ -241,6 +250,13 @@ def _hints(value: Any) -> dict[str, str]:
     if not isinstance(value, Mapping):
         return {}
     return {str(k): str(v) for k, v in value.items()}
+
+
+def _statuses(value: Any) -> dict[str, str]:
+    """Setting -> status of a record's ``result.settings_effect``; {} when it has none."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v.get("status")) for k, v in value.items() if isinstance(v, Mapping)}
 
 
 def frame_of(measurements: Iterable[Measurement], include_failed: bool = False

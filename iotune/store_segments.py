@@ -33,7 +33,8 @@ import numpy as np
 from iotune.store_columns import ABSENT, Piece, encode
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
-#: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect.
+#: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect and whether each
+#: setting took effect.
 FORMAT = 3
 MEASUREMENT, OTHER, UNREADABLE = "m", "p", "x"
 ROW_COLUMNS = ("@offset", "@length", "@seq")
@@ -65,7 +66,7 @@ def measurement_columns() -> tuple[str, ...]:
 
     return (*ROW_COLUMNS, *IDENTITY_COLUMNS, "@settings", "@params", "@total", "@open",
             "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
-            *(f"@{name}" for name in EXTRA_FIELDS), *READ_COLUMNS, "@in_effect")
+            *(f"@{name}" for name in EXTRA_FIELDS), *READ_COLUMNS, "@in_effect", "@effects")
 
 
 def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
@@ -86,7 +87,7 @@ def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
         times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
         m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS),
         times.read_total, times.read_open, times.read, times.read_close,
-        m.read_bandwidth_mib_s, m.bytes_read, m.hints_in_effect)
+        m.read_bandwidth_mib_s, m.bytes_read, m.hints_in_effect, m.effects)
 
 
 class Segment:

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.measurements import IDENTITY_COLUMNS, IN_EFFECT_PREFIX, Measurement, PhaseTimes
+from iotune.measurements import (
+    EFFECT_PREFIX,
+    IDENTITY_COLUMNS,
+    IN_EFFECT_PREFIX,
+    Measurement,
+    PhaseTimes,
+)
 from iotune.store_cache import Part
 from iotune.store_columns import ABSENT, NULL, NUMBER, Piece, combine, encode
 
@@ -109,8 +115,8 @@ def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: b
         for name in IDENTITY_COLUMNS:
             columns[name].append(part.piece(name).take(picked))
         keyed, seen = _expand(part.piece("@settings").take(picked),
-                              part.piece("@params").take(picked),
-                              part.piece("@in_effect").take(picked), _seq(part)[picked])
+                              part.piece("@params").take(picked), _late(part, picked),
+                              _seq(part)[picked])
         expanded.append(keyed)
         firsts.extend(seen)
     ordered = _first_seen(firsts, list(RESULT_COLUMNS), ["order"] if order_column else [])
@@ -142,8 +148,8 @@ def row_columns(parts: Sequence[Part], rows: RowFilter = ok_rows,
     firsts: list[tuple[int, list[str], list[str]]] = []
     for part, picked in chosen:
         _, seen = _expand(part.piece("@settings").take(picked),
-                          part.piece("@params").take(picked),
-                          part.piece("@in_effect").take(picked), _seq(part)[picked])
+                          part.piece("@params").take(picked), _late(part, picked),
+                          _seq(part)[picked])
         firsts.extend(seen)
     return _first_seen(firsts, list(RESULT_COLUMNS), ["order"] if order_column else [])
 
@@ -204,37 +210,50 @@ def _first_seen(firsts: list[tuple[int, list[str], list[str]]], trailing: list[s
     return list(names)
 
 
-def _expand(settings: Piece, params: Piece, in_effect: Piece, seqs: np.ndarray
+#: Dict columns a row has after its result columns, and the prefix of their keys.
+LATE_COLUMNS = (("@in_effect", IN_EFFECT_PREFIX), ("@effects", EFFECT_PREFIX))
+
+
+def _late(part: Part, picked: np.ndarray) -> list[Piece]:
+    return [part.piece(name).take(picked) for name, _ in LATE_COLUMNS]
+
+
+def _expand(settings: Piece, params: Piece, late: Sequence[Piece], seqs: np.ndarray
             ) -> tuple[dict[str, Piece], list[tuple[int, list[str], list[str]]]]:
-    """Settings, params and hints in effect as one piece per row column (params over
-    settings, as a row has them; hints as ``in_effect.<hint>``), and, per distinct
-    (settings, params, hints), its first position, its setting and param names in row
-    order and its hint columns (which a row has after the result columns)."""
-    s_codes, p_codes, h_codes = _codes(settings), _codes(params), _codes(in_effect)
-    s_values, p_values = settings.uniques or [], params.uniques or []
-    h_values = in_effect.uniques or []
-    pairs = s_codes.astype(np.int64) * (len(p_values) + 1) + p_codes
-    _, pair_index = np.unique(pairs, return_inverse=True)
-    # Dense pair indices (< rows) times the hint codes (< 2**31) stay within int64.
-    triples = pair_index.reshape(-1).astype(np.int64) * (len(h_values) + 1) + h_codes + 1
-    combos, first, inverse = np.unique(triples, return_index=True, return_inverse=True)
+    """Settings, params and the :data:`LATE_COLUMNS` as one piece per row column (params
+    over settings, as a row has them; late keys with their prefix), and, per distinct
+    combination, its first position, its setting and param names in row order and its
+    late columns (which a row has after the result columns)."""
+    codes = [_codes(settings), _codes(params), *(_codes(piece) for piece in late)]
+    values = [settings.uniques or [], params.uniques or [],
+              *(piece.uniques or [] for piece in late)]
+    # One dense index per distinct combination, a column at a time: a dense index below
+    # the row count times a code below 2**31 stays within int64.
+    combined = np.zeros(len(seqs), dtype=np.int64)
+    for column, known in zip(codes, values, strict=True):
+        combined = combined * (len(known) + 1) + column + 1
+        _, combined = np.unique(combined, return_inverse=True)
+        combined = combined.reshape(-1).astype(np.int64)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     seen = []
     mappings: dict[str, list[int]] = {}
     uniques: dict[str, list[Any]] = {}
     for i, at in enumerate(first.tolist()):
-        s_code, p_code, h_code = int(s_codes[at]), int(p_codes[at]), int(h_codes[at])
-        s = s_values[s_code] if 0 <= s_code < len(s_values) else {}
-        p = p_values[p_code] if 0 <= p_code < len(p_values) else {}
-        h = h_values[h_code] if 0 <= h_code < len(h_values) else {}
-        s, p, h = (v if isinstance(v, dict) else {} for v in (s, p, h))
+        dicts = []
+        for column, options in zip(codes, values, strict=True):
+            code = int(column[at])
+            value = options[code] if 0 <= code < len(options) else {}
+            dicts.append(value if isinstance(value, dict) else {})
+        s, p = dicts[0], dicts[1]
         keys = [k for k in s if k not in _IDENTITY]
         keys += [k for k in p if k not in s and k not in _IDENTITY]
-        hinted = {IN_EFFECT_PREFIX + k: v for k, v in h.items()}
-        seen.append((int(seqs[at]), keys, list(hinted)))
-        for name, value in {**s, **p, **hinted}.items():
+        later = {prefix + k: v for (_, prefix), d in zip(LATE_COLUMNS, dicts[2:], strict=True)
+                 for k, v in d.items()}
+        seen.append((int(seqs[at]), keys, list(later)))
+        for name, value in {**s, **p, **later}.items():
             mapping = mappings.get(name)
             if mapping is None:
-                mapping = mappings[name] = [-1] * len(combos)
+                mapping = mappings[name] = [-1] * len(first)
                 uniques[name] = []
             mapping[i] = len(uniques[name])
             uniques[name].append(value)
@@ -312,7 +331,7 @@ def measurements_of(journal: Path, parts: Sequence[Part], rows: RowFilter = all_
 FIELDS = ("cores", "config_key", "rep", "status", "error", "@settings", "@params", "@total",
           "@open", "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
           "@offset", "@length", "@seq", "@read_total", "@read_open", "@read", "@read_close",
-          "@read_bandwidth", "@bytes_read", "@in_effect")
+          "@read_bandwidth", "@bytes_read", "@in_effect", "@effects")
 
 
 def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int, Measurement]]:
@@ -320,7 +339,7 @@ def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int,
     columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist() for name in FIELDS]
     for (cores, key, rep, status, error, settings, params, total, open_, write, close, bw,
          written, schema, state, offset, length, seq, read_total, read_open, read, read_close,
-         read_bw, read_bytes, in_effect) in zip(*columns, strict=True):
+         read_bw, read_bytes, in_effect, effects) in zip(*columns, strict=True):
         yield seq, Measurement(
             kernel=kernel, cores=int(_value(cores) or 0), backend=backend,
             status="" if status is ABSENT else str(status),
@@ -334,6 +353,7 @@ def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int,
             bytes_read=_value(read_bytes), read_bandwidth_mib_s=_value(read_bw),
             state=_value(state), schema_version=int(schema),
             hints_in_effect=in_effect if isinstance(in_effect, dict) else {},
+            effects=effects if isinstance(effects, dict) else {},
             load=partial(read_record, journal, offset, length))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from iotune.application import Application, describe_application, run_applicatio
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.fsinfo import filesystem_of
+from iotune.in_effect import setting_effects
 from iotune.kernels import get_kernel, kernel_argv
 from iotune.launchers import Launcher, LaunchRequest, make_launcher
 from iotune.rundirs import OWNER_ENV, Cleanup, owner, remove_orphans
@@ -92,7 +94,7 @@ class MpiBackend(Backend):
             record["stderr_tail"] = outcome.stderr_tail
         elif outcome.result is not None:
             record["nodes"] = outcome.result.get("nodes")
-        return record
+        return with_effects(record, request.settings)
 
 
     def _measure_application(self, app: Application, request: RunRequest,
@@ -113,7 +115,17 @@ class MpiBackend(Backend):
                       result=run.result, nodes=nodes)
         if run.status != "ok":
             record["stderr_tail"] = run.stderr_tail
-        return record
+        return with_effects(record, request.settings)
+
+
+def with_effects(record: dict[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` with ``result.settings_effect``: per setting, whether it took effect
+    (:mod:`iotune.in_effect`), judged from what the run read back."""
+    result = record.get("result")
+    if isinstance(result, dict) and settings:
+        result["settings_effect"] = {name: effect.as_json() for name, effect
+                                     in setting_effects(settings, result).items()}
+    return record
 
 
 def preload_for(app: Application) -> Path | None:

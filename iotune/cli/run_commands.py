@@ -22,7 +22,15 @@ from iotune.cli.common import (
     with_kernel,
 )
 from iotune.errors import ConfigError
-from iotune.in_effect import describe_not_in_effect, hints_not_in_effect
+from iotune.in_effect import (
+    ABSENT,
+    DIFFERS,
+    NOT_APPLICABLE,
+    describe_effect,
+    describe_not_in_effect,
+    effects_of,
+    hints_not_in_effect,
+)
 from iotune.kernels import get_kernel
 from iotune.measurements import IN_EFFECT_PREFIX, Measurement, read_dataframe, write_csv
 from iotune.output import emit, progress, render_pairs
@@ -59,9 +67,9 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     shown = {k: v for k, v in hints.items() if k.startswith(("cb_", "romio_cb", "romio_ds",
                                                              "striping"))}
     summary["hints_in_effect"] = shown
-    missing = hints_not_in_effect(record["settings"], measurement.hints_in_effect)
-    if missing:
-        summary["not_in_effect"] = describe_not_in_effect(missing)
+    for effect in effects_of(record["settings"], result).values():
+        if effect.status in (ABSENT, NOT_APPLICABLE, DIFFERS):
+            summary[f"not in effect: {effect.setting}"] = describe_effect(effect, result)
     fs = result.get("filesystem") or {}
     if fs:
         summary["filesystem"] = fs.get("type")

@@ -329,9 +329,21 @@ def _tune_text(result: TuneResult) -> str:
         summary["its settings"] = describe_settings(result.best.settings)
     if choice.speedup is not None and result.best is not result.default:
         summary["its speedup"] = _speedup_text(choice.speedup)
+    verified = result.verified()
     summary["recommended"] = ("the default configuration (nothing to change)"
-                              if choice.recommend_default else "the best found")
-    summary["why"] = choice.reason
+                              if result.recommend_default else "the best found"
+                              + (f", as {describe_settings(verified.settings)}"
+                                 if verified.settings != result.recommended.settings else ""))
+    summary["why"] = result.reason
+    for name, why in result.ignored.items():
+        summary[f"not in effect: {name}"] = f"{why}; searched no further, never recommended"
+    for name, seen in verified.not_in_effect.items():
+        if name not in result.ignored:
+            summary[f"not in effect: {name}"] = (f"asked {seen['requested']}, in effect "
+                                                 f"{seen['in_effect']}: {seen['why']}")
+    if verified.unverified:
+        summary["unverified"] = (", ".join(verified.unverified) + ": the runs could not read "
+                                 "these back (for a program, use the preload library)")
     if choice.tied_with_runner_up and choice.runner_up is not None:
         summary["runner-up"] = (f"{describe_settings(choice.runner_up.settings)}: cannot be "
                                 "told apart from the best at this confidence")

@@ -244,6 +244,10 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
                                                     f"search-{tag}")))
         sections.append(search)
 
+    effect_rows = tabs.in_effect_table(dataset, f"in-effect-{tag}")
+    if effect_rows is not None:
+        sections.append(Section("Settings requested and in effect", [table(effect_rows)]))
+
     diagnostics = Section("Model diagnostics")
     diagnostics.notes.append(f"Model refitted on {view.basis}" + (
         f": {view.model.formula()} ({view.error_label})" if view.model is not None

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iotune.catalogue import HINT_PREFIX, SETTINGS
+from iotune.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
+from iotune.measurements import EFFECT_PREFIX, IN_EFFECT_PREFIX
 from iotune.report.data import Dataset, ScaleTune, SearchSession, settings_label
 from iotune.report.modelfit import ModelView, step_errors, term_rows
 from iotune.settings import describe_value
@@ -222,6 +225,47 @@ def effects_table(dataset: Dataset, effects: Sequence[Any], stem: str) -> Table:
                          "tuned": value == effect.anchor_value})
     return Table(stem, f"{dataset.provenance.title_word}: predicted write time along each "
                  "setting", ["setting", "value", "predicted_s", "tuned"], rows, terminal=False)
+
+
+def in_effect_table(dataset: Dataset, stem: str) -> Table | None:
+    """Per setting and requested value, how many measured runs had it in effect, with
+    another value (and which), not at all, or could not tell; None when no run says."""
+    frame = dataset.frame
+    columns = [c for c in frame.columns if str(c).startswith(EFFECT_PREFIX)]
+    rows = []
+    for column in columns:
+        name = str(column)[len(EFFECT_PREFIX):]
+        if name not in frame.columns:
+            continue
+        hint = name[len(HINT_PREFIX):] if name.startswith(HINT_PREFIX) else (
+            SETTINGS[name].hint if name in SETTINGS else None)
+        seen = frame[frame[column].notna()]
+        for value, group in seen.groupby(name, sort=True, dropna=True):
+            statuses = group[column].value_counts()
+            shown = ""
+            if hint and f"{IN_EFFECT_PREFIX}{hint}" in group.columns:
+                differing = group[group[column] == DIFFERS][f"{IN_EFFECT_PREFIX}{hint}"]
+                shown = ", ".join(f"{v} ({n})" for v, n in differing.value_counts().items())
+            if isinstance(value, float) and value.is_integer():  # a column with gaps
+                value = int(value)
+            rows.append({"setting": name, "requested": describe_value(name, value),
+                         "runs": len(group),
+                         "in_effect": int(statuses.get(IN_EFFECT, 0)),
+                         "other_value": int(statuses.get(DIFFERS, 0)),
+                         "values_in_effect": shown,
+                         "ignored": int(statuses.get(ABSENT, 0)
+                                        + statuses.get(NOT_APPLICABLE, 0)),
+                         "unverified": int(statuses.get(UNVERIFIED, 0))})
+    if not rows:
+        return None
+    return Table(stem, f"{dataset.provenance.title_word}: settings requested and in effect",
+                 ["setting", "requested", "runs", "in_effect", "other_value",
+                  "values_in_effect", "ignored", "unverified"], rows,
+                 note="in_effect: runs whose file (MPI_File_get_info, lfs getstripe, the HDF5 "
+                      "file-access list) showed the requested value; other_value: it showed "
+                      "another (values_in_effect: which, and in how many runs); ignored: the "
+                      "MPI library dropped the hint or the setting cannot act here (striping "
+                      "off Lustre); unverified: nothing was read back.")
 
 
 def display_rows(table: Table) -> Sequence[Mapping[str, Any]]:

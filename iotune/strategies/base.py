@@ -70,6 +70,9 @@ class SearchContext(ABC):
         self.best_so_far: list[float] = []
         #: Extra runs of configurations already evaluated (the race), charged to the budget.
         self.remeasured = 0
+        #: Settings shown to change nothing on this system: name -> (the one value still
+        #: searched, why). See :meth:`ignore_setting`.
+        self.ignored: dict[str, tuple[Any, str]] = {}
 
     @property
     def spent(self) -> int:
@@ -108,10 +111,24 @@ class SearchContext(ABC):
         self.remeasured += 1
         return True
 
+    def ignore_setting(self, name: str, value: Any, why: str) -> None:
+        """Stop varying setting ``name``: from now on every configuration is measured (and
+        keyed, :meth:`equivalent`) with ``value`` for it, since no value of it changes
+        anything here. Candidates that differ only in it become one; a strategy sees the
+        one already measured as known."""
+        self.ignored.setdefault(name, (value, why))
+
+    def equivalent(self, settings: Mapping[str, Any]) -> Configuration:
+        """``settings`` with every ignored setting it has at the value still searched."""
+        if not self.ignored:
+            return dict(settings)
+        return {k: self.ignored[k][0] if k in self.ignored else v for k, v in settings.items()}
+
     def evaluate(self, configs: Sequence[Configuration]) -> list[Evaluation]:
-        """Evaluate ``configs`` in order until the budget runs out; known ones cost nothing."""
+        """Evaluate ``configs`` in order until the budget runs out; known ones cost nothing
+        (a configuration that differs from a known one only in ignored settings is known)."""
         out = []
-        for settings in configs:
+        for settings in map(self.equivalent, configs):
             key = self.key(settings)
             if key in self.evaluations:
                 out.append(self.evaluations[key])

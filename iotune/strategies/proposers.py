@@ -60,18 +60,35 @@ class SearchState:
     rng: np.random.Generator
     axes: Axes = field(init=False)
     index: dict[str, int] = field(init=False)
+    keys: list[str] = field(init=False)
+    sharing: dict[str, list[int]] = field(init=False)
+    _ignored: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.axes = candidate_axes(self.context.candidates)
-        self.index = {self.context.key(c): i for i, c in enumerate(self.context.candidates)}
+        self._reindex()
+
+    def _reindex(self) -> None:
+        """Each candidate's key, and the candidates by key: one key may stand for several
+        candidates once the context ignores a setting (they are then one configuration)."""
+        self.keys = [self.context.key(c) for c in self.context.candidates]
+        self.index = {}
+        self.sharing = {}
+        for i, key in enumerate(self.keys):
+            self.index.setdefault(key, i)
+            self.sharing.setdefault(key, []).append(i)
+        self._ignored = len(self.context.ignored)
 
     @property
     def candidates(self) -> list[Configuration]:
         return self.context.candidates
 
     def evaluated(self) -> dict[int, Evaluation]:
-        """The evaluated candidates by index."""
-        return {self.index[k]: e for k, e in self.context.evaluations.items() if k in self.index}
+        """The evaluated candidates by index (every candidate an evaluation stands for)."""
+        if self._ignored != len(self.context.ignored):
+            self._reindex()
+        return {i: e for k, e in self.context.evaluations.items()
+                for i in self.sharing.get(k, ())}
 
     def open_mask(self) -> np.ndarray:
         """True for every candidate not evaluated yet."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from iotune import interrupt
 from iotune.backends import Backend, RunRequest
 from iotune.errors import ConfigError
+from iotune.in_effect import IGNORED, effects_of, likely_reason
 from iotune.measurements import Measurement, StoreIndex, frame_of
 from iotune.settings import config_key, describe_value
 from iotune.strategies.base import STATISTICS, Configuration, Evaluation, SearchContext
@@ -134,7 +135,9 @@ class MeasuringContext(SearchContext):
                      "tune_id": uuid.uuid4().hex[:12], "target_cores": cores}
 
     def key(self, settings: Mapping[str, Any]) -> str:
-        return config_key(self.kernel, self.cores, settings, self.params)
+        """The store key of ``settings`` (of its :meth:`equivalent`, once settings are
+        ignored)."""
+        return config_key(self.kernel, self.cores, self.equivalent(settings), self.params)
 
     def training_frame(self) -> pd.DataFrame | None:
         """The sink's training data; for a read or total target only the rows that timed it."""
@@ -157,6 +160,8 @@ class MeasuringContext(SearchContext):
         if self.tracker is None:
             measurements = measurements[: self.repetitions]
         self.reused += len(measurements)
+        for earlier in measurements:
+            self._notice_ignored(settings, earlier)
         request = RunRequest(self.kernel, self.cores, settings, self.params)
         for target in range(len(measurements), self.repetitions):
             measurements += self._measure_until_idle(request, evaluation, len(measurements),
@@ -235,7 +240,23 @@ class MeasuringContext(SearchContext):
             if latency is not None:
                 record["probe"] = self.tracker.observe(latency).as_record(self.policy.probe_size)
         self.runs += 1
-        return self.sink.record({**self.tags, **record})
+        measurement = self.sink.record({**self.tags, **record})
+        self._notice_ignored(request.settings, measurement)
+        return measurement
+
+    def _notice_ignored(self, settings: Mapping[str, Any], measurement: Measurement) -> None:
+        """Stop varying each setting this run showed to change nothing here (its hint
+        absent from the file, striping off Lustre: :data:`iotune.in_effect.IGNORED`)."""
+        if measurement.status != "ok":
+            return
+        result = measurement.record.get("result") or {}
+        for name, effect in effects_of(settings, result).items():
+            if effect.status in IGNORED and name not in self.ignored:
+                why = likely_reason(effect, result)
+                self.ignore_setting(name, settings[name], why)
+                if self.progress:
+                    self.progress(f"{name} has no effect here ({why}); searching it no "
+                                  "further and never recommending it")
 
 
 def _start_tracker(sink: Sink, backend: Backend, policy: StatePolicy) -> StateTracker:

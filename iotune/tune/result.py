@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iotune import __version__
+from iotune.catalogue import SettingValueError, parse_setting
+from iotune.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.model.trust import prediction_warning
 from iotune.racing import CONFIDENCE, Choice, estimate
 from iotune.settings import SETTINGS, describe_value, mpiio_hints
@@ -57,6 +59,9 @@ class TuneResult:
     #: How a portfolio search shared its budget: per proposer the runs it chose and the
     #: credit it earned, which proposers took part, what the training scales said.
     allocation: dict[str, Any] | None = None
+    #: Settings the runs showed to change nothing on this system: name -> why (the search
+    #: stopped varying them; see :mod:`iotune.in_effect`).
+    ignored: dict[str, str] = field(default_factory=dict)
 
     @property
     def best(self) -> Evaluation | None:
@@ -66,10 +71,28 @@ class TuneResult:
     def recommended(self) -> Evaluation:
         return self.choice.recommended
 
+    def verified(self) -> Verified:
+        """The recommended configuration's settings that took effect (:func:`verify`)."""
+        return verify(self.choice.recommended, self.ignored, self.backend == "mpi")
+
+    @property
+    def recommend_default(self) -> bool:
+        """Whether the default is recommended: the race did not find a configuration
+        better with confidence, or the better one's settings all took no effect."""
+        return self.choice.recommend_default or not self.verified().settings
+
+    @property
+    def reason(self) -> str:
+        if self.choice.recommend_default or self.verified().settings:
+            return self.choice.reason
+        return ("the best configuration's settings took no effect here, so what made it "
+                "faster is not a setting to keep: " + "; ".join(
+                    f"{n}: {v['why']}" for n, v in self.verified().not_in_effect.items()))
+
     @property
     def speedup(self) -> float | None:
         """Estimated speedup of the recommended configuration over the default."""
-        if self.choice.recommend_default:
+        if self.recommend_default:
             return 1.0 if self.default.times else None
         return self.choice.speedup.value if self.choice.speedup else None
 
@@ -111,6 +134,7 @@ class TuneResult:
         choice = self.choice
         chosen = choice.recommended
         gain = choice.speedup
+        verified = self.verified()
         doc: dict[str, Any] = {
             "schema_version": TUNED_SCHEMA_VERSION,
             "iotune_version": __version__,
@@ -124,10 +148,10 @@ class TuneResult:
             "system": self.system,
             "backend": self.backend,
             "provenance": PROVENANCE[self.backend],
-            "recommendation": "default" if choice.recommend_default else "tuned",
-            "reason": choice.reason,
-            "settings": _settings_document(chosen.settings),
-            "mpiio_hints": mpiio_hints(chosen.settings),
+            "recommendation": "default" if self.recommend_default else "tuned",
+            "reason": self.reason,
+            "settings": _settings_document(verified.settings),
+            "mpiio_hints": mpiio_hints(verified.settings),
             "measured": self.figures(chosen) if chosen.times or chosen.failures else None,
             "predicted_time_s": (round(chosen.predicted, 6) if chosen.predicted else None),
             "default": self.figures(self.default),
@@ -150,11 +174,78 @@ class TuneResult:
                        "race_runs": choice.race_runs,
                        "elapsed_s": round(self.elapsed_s, 1)},
         }
+        if verified.not_in_effect:
+            doc["not_in_effect"] = verified.not_in_effect
+        if verified.unverified:
+            doc["unverified"] = verified.unverified
+        if self.ignored:
+            doc["search"]["not_varied"] = dict(self.ignored)
         if self.allocation is not None:
             doc["search"]["allocation"] = self.allocation
         if self.model is not None:
             doc["model"] = model_summary(self.model)
         return doc
+
+
+@dataclass
+class Verified:
+    """What may be recommended of a configuration: ``settings`` that took effect (a value
+    the library replaced is recommended as it was in effect), ``not_in_effect`` (name ->
+    requested, in effect, why) and ``unverified`` (measured runs that could not read the
+    setting back, e.g. a program run without the preload library)."""
+
+    settings: dict[str, Any]
+    not_in_effect: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unverified: list[str] = field(default_factory=list)
+
+
+def verify(evaluation: Evaluation, ignored: Mapping[str, str], measured: bool) -> Verified:
+    """The settings of ``evaluation`` that its own runs (and the search's ``ignored``
+    settings) show took effect. Without ``measured`` runs (simulated, replayed) nothing
+    can be read back and the settings are kept as they are."""
+    if not measured:
+        return Verified(dict(evaluation.settings))
+    runs = [m.record.get("result") for m in evaluation.measurements if m.status == "ok"]
+    out = Verified({})
+    for name, value in evaluation.settings.items():
+        effects = [effects_of({name: value}, result)[name] for result in runs]
+        statuses = {e.status for e in effects}
+        shown = {e.in_effect for e in effects if e.status == DIFFERS}
+        if name in ignored or statuses & IGNORED:
+            why = ignored.get(name) or next(likely_reason(e, r) for e, r in zip(
+                effects, runs, strict=True) if e.status in IGNORED)
+            out.not_in_effect[name] = {"requested": describe_value(name, value),
+                                       "in_effect": None, "why": why}
+        elif statuses == {DIFFERS} and len(shown) == 1:
+            used = _parsed(name, shown.pop())
+            if used is None:
+                out.not_in_effect[name] = {"requested": describe_value(name, value),
+                                           "in_effect": effects[0].in_effect,
+                                           "why": likely_reason(effects[0], runs[0])}
+            else:
+                out.settings[name] = used
+                out.not_in_effect[name] = {"requested": describe_value(name, value),
+                                           "in_effect": effects[0].in_effect,
+                                           "why": "recommended as it was in effect"}
+        elif DIFFERS in statuses:
+            out.not_in_effect[name] = {"requested": describe_value(name, value),
+                                       "in_effect": sorted(str(s) for s in shown),
+                                       "why": "the library used other values"}
+        else:
+            out.settings[name] = value
+            if not runs or UNVERIFIED in statuses:
+                out.unverified.append(name)
+    return out
+
+
+def _parsed(name: str, text: str | None) -> Any:
+    """The canonical value of setting ``name`` written as ``text``; None if it is none."""
+    if text is None:
+        return None
+    try:
+        return parse_setting(name, text)
+    except SettingValueError:
+        return None
 
 
 def model_summary(model: Any) -> dict[str, Any]:

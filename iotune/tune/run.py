@@ -99,6 +99,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         budget=total, spent=context.spent,
         best_so_far=context.best_so_far, model=search.notes.get("model"),
         allocation=_allocation(search.notes),
+        ignored={name: why for name, (_, why) in context.ignored.items()},
     )
 
 

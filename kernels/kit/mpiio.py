@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.catalogue import SETTINGS, SettingValueError, mpiio_hints, parse_hint
+from iotune.in_effect import compare_hints
 
 from .arguments import add_layer, given_settings
 from .errors import KernelError
@@ -133,9 +134,7 @@ def file_hints(mpi_file: Any) -> dict[str, str]:
 
 
 def hints_not_in_effect(requested: Mapping[str, str], in_effect: Mapping[str, str]) -> dict:
-    """Requested hints that the open file does not report with the requested value."""
-    return {
-        key: {"requested": value, "in_effect": in_effect.get(key)}
-        for key, value in requested.items()
-        if in_effect.get(key) != value
-    }
+    """Requested hints that the open file does not report with the requested value (as
+    :func:`iotune.in_effect.compare_hints` judges it)."""
+    return {key: {"requested": wanted, "in_effect": got}
+            for key, (wanted, got) in compare_hints(requested, in_effect).items()}

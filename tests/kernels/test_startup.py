@@ -17,7 +17,7 @@ HEAVY = ("numpy", "h5py", "pandas", "scipy", "sklearn", "matplotlib", "yaml", "p
 #: The iotune modules the kit needs: the settings catalogue and the run-directory rules.
 IOTUNE_NEEDED = {
     "iotune", "iotune.catalogue", "iotune.units", "iotune.errors", "iotune.rundirs",
-    "iotune.scratch",
+    "iotune.scratch", "iotune.in_effect",
 }  # fmt: skip
 
 

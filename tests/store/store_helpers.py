@@ -54,6 +54,11 @@ def varied_record(i: int, rng: random.Random) -> dict[str, Any]:
         if rng.random() < 0.3:
             hints["striping_factor"] = "4"
         record["result"]["hints_in_effect"] = hints
+        if settings and rng.random() < 0.7:  # a measured run says what took effect
+            record["result"]["settings_effect"] = {
+                name: {"status": rng.choice(["in_effect", "absent", "unverified"]),
+                       "requested": str(value), "in_effect": None}
+                for name, value in settings.items()}
     if rng.random() < 0.5:
         record.update(strategy=rng.choice(["random", "model"]), tune_id=f"t{i // 10}")
     if rng.random() < 0.3:
