@@ -1,6 +1,12 @@
 """Requested MPI-IO hints against the ones a file reports."""
 
-from iotune.in_effect import describe_not_in_effect, hints_not_in_effect, same_hint_value
+from iotune.in_effect import (
+    describe_not_in_effect,
+    hints_not_in_effect,
+    likely_reason,
+    same_hint_value,
+    setting_effects,
+)
 
 
 def test_values_match_as_text_or_as_integers():
@@ -22,3 +28,40 @@ def test_only_hints_that_differ_or_are_absent_are_reported():
 
 def test_a_run_that_read_nothing_back_reports_nothing():
     assert hints_not_in_effect({"cb_nodes": 4}, {}) == {}
+
+
+def test_striping_off_lustre_is_not_applicable_and_on_lustre_read_from_the_layout():
+    off = {"filesystem": {"type": "ext4", "striping": {"applicable": False,
+                                                        "reason": "ext4 is not Lustre"}}}
+    effect = setting_effects({"stripe_count": 4}, off)["stripe_count"]
+    assert (effect.status, effect.detail) == ("not_applicable", "ext4 is not Lustre")
+    layout = "stripe_count:  8 stripe_size:   1048576 pattern:       raid0 stripe_offset: -1"
+    on = {"striping": {"applicable": True, "layout": layout}}
+    effects = setting_effects({"stripe_count": 8, "stripe_size": 4 * 2**20}, on)
+    assert effects["stripe_count"].status == "in_effect"
+    assert (effects["stripe_size"].status, effects["stripe_size"].in_effect) == \
+        ("differs", "1048576")
+
+
+def test_hdf5_settings_are_judged_from_the_access_list_read_back():
+    result = {"hdf5_settings_in_effect": {"alignment": 1048576, "alignment_threshold": 1,
+                                          "coll_metadata_ops": True,
+                                          "coll_metadata_write": True}}
+    effects = setting_effects({"alignment": 2**20, "coll_metadata": True,
+                               "sieve_buf_size": 2**16}, result)
+    assert effects["alignment"].status == "in_effect"
+    assert effects["coll_metadata"].status == "in_effect"
+    assert effects["sieve_buf_size"].status == "unverified"  # not read back
+
+
+def test_without_anything_read_back_every_setting_is_unverified():
+    effects = setting_effects({"cb_nodes": 2, "stripe_count": 4}, {"times_s": {"total": 1}})
+    assert {e.status for e in effects.values()} == {"unverified"}
+
+
+def test_open_mpis_own_io_layer_is_named_with_the_fix():
+    result = {"mpi_library": "Open MPI v4.1.4, package: Debian OpenMPI",
+              "hints_in_effect": {"some_ompio_key": "1"}}
+    effect = setting_effects({"cb_nodes": 2}, result)["cb_nodes"]
+    assert effect.status == "absent"
+    assert "OMPIO" in likely_reason(effect, result)
