@@ -29,6 +29,11 @@ CONFIG_SCHEMA_VERSION = 1
 DESIGNS = ("full", "lhs", "systematic", "recorded")
 STATISTICS = ("median", "mean", "min")
 BACKENDS = ("mpi", "sim", "replay")
+#: ``system.mpi_io``: the MPI-IO layer Open MPI uses for the runs. ``default`` leaves the
+#: choice to Open MPI (its own OMPIO, which ignores ROMIO's hints); ``romio`` excludes OMPIO
+#: (``OMPI_MCA_io=^ompio``), which leaves ROMIO whatever its component is called in this
+#: release. MPICH and Cray MPICH always use ROMIO and ignore the variable.
+MPI_IO_LAYERS = {"default": {}, "romio": {"OMPI_MCA_io": "^ompio"}}
 
 
 @dataclass(frozen=True)
@@ -45,10 +50,16 @@ class SystemConfig:
     timeout_s: float = 600.0
     python: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    mpi_io: str = "default"
 
     @property
     def limits(self) -> Limits:
         return Limits(self.cores_per_node, self.ost_count, self.aggregators_per_node)
+
+    def run_environment(self) -> dict[str, str]:
+        """The variables every run gets besides the caller's: ``env``, and the MPI-IO
+        layer's selection (:data:`MPI_IO_LAYERS`), which ``env`` may override."""
+        return {**MPI_IO_LAYERS[self.mpi_io], **dict(self.env)}
 
 
 @dataclass(frozen=True)
@@ -291,7 +302,7 @@ def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
 def _system(raw: Any, base: Path) -> SystemConfig:
     s = _Section(raw, "system", ("name", "scratch", "launcher", "launcher_template",
                                  "cores_per_node", "ost_count", "aggregators_per_node",
-                                 "timeout", "python", "env"))
+                                 "timeout", "python", "env", "mpi_io"))
     launcher = s.text("launcher", "mpiexec") or "mpiexec"
     template = s.text("launcher_template", None)
     make_launcher(launcher, template, "system.launcher")  # validates name and template
@@ -303,6 +314,11 @@ def _system(raw: Any, base: Path) -> SystemConfig:
     env = s.raw.get("env") or {}
     if not isinstance(env, Mapping):
         raise ConfigError("system.env: must be a mapping of VARIABLE: value")
+    mpi_io = s.text("mpi_io", "default") or "default"
+    if mpi_io not in MPI_IO_LAYERS:
+        raise ConfigError(f"system.mpi_io: {mpi_io!r} is not one of "
+                          f"{', '.join(MPI_IO_LAYERS)} (romio makes Open MPI use ROMIO, "
+                          "which takes the MPI-IO hints)")
     return SystemConfig(
         name=s.text("name", "local") or "local",
         scratch=scratch if scratch.is_absolute() else base / scratch,
@@ -314,6 +330,7 @@ def _system(raw: Any, base: Path) -> SystemConfig:
         timeout_s=timeout,
         python=s.text("python", None),
         env=tuple((str(k), str(v)) for k, v in env.items()),
+        mpi_io=mpi_io,
     )
 
 

@@ -118,19 +118,19 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
     ``result`` (module docstring); every one ``unverified`` when ``result`` is None."""
     result = result or {}
     hints = {str(k): str(v) for k, v in (result.get("hints_in_effect") or {}).items()}
+    echo = open_mpi_layer(result)
     striping = _striping(result)
     hdf5 = result.get("hdf5_settings_in_effect") or {}
     effects = {}
     for name, value in settings.items():
-        if name.startswith(HINT_PREFIX):
-            effects[name] = _hint_effect(name, name[len(HINT_PREFIX):], str(value), hints)
-            continue
-        setting = SETTINGS[name]
-        text = setting.to_argument(value)
-        if setting.layer == "lustre":
-            effects[name] = _lustre_effect(name, text, striping, hints)
-        elif setting.layer == "mpiio":
-            effects[name] = _hint_effect(name, str(setting.hint), text, hints)
+        setting = SETTINGS.get(name)
+        text = str(value) if setting is None else setting.to_argument(value)
+        if setting is None or setting.layer == "mpiio":
+            effects[name] = (_open_mpi_effect(name, text, echo) if echo else _hint_effect(
+                name, name[len(HINT_PREFIX):] if setting is None else str(setting.hint),
+                text, hints))
+        elif setting.layer == "lustre":
+            effects[name] = _lustre_effect(name, text, striping, {} if echo else hints)
         elif setting.layer == "hdf5":
             effects[name] = _hdf5_effect(name, text, hdf5)
         elif name == "collective" and "collective" in result:
@@ -138,6 +138,34 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
         else:
             effects[name] = SettingEffect(name, UNVERIFIED, text)
     return effects
+
+
+#: What Open MPI's layers do with ROMIO's hints (measured: docs/mpi-libraries.md).
+OMPIO_IGNORES = ("Open MPI's own MPI-IO layer (OMPIO) does not use ROMIO's hints; "
+                 "system.mpi_io: romio selects ROMIO")
+ROMIO_UNREAD = ("Open MPI's MPI_File_get_info returns the hints given, not those used; "
+                "ROMIO, selected, takes them")
+
+
+def open_mpi_layer(result: Mapping[str, Any]) -> str | None:
+    """``ompio`` or ``romio`` for a run under Open MPI (whose ``MPI_File_get_info`` echoes
+    the hints given, so they are no evidence), else None. ROMIO when ``OMPI_MCA_io``
+    (``result.mpi_io``, or the preload library's) names it or excludes OMPIO."""
+    found = result.get("preload")
+    preload: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    library = str(result.get("mpi_library") or preload.get("mpi_library") or "")
+    if "open mpi" not in library.lower():
+        return None
+    layer = str(result.get("mpi_io") or preload.get("mpi_io") or "")
+    if "romio" in layer or (layer.startswith("^") and "ompio" in layer):
+        return "romio"
+    return "ompio"
+
+
+def _open_mpi_effect(name: str, requested: str, layer: str) -> SettingEffect:
+    if layer == "romio":
+        return SettingEffect(name, UNVERIFIED, requested, detail=ROMIO_UNREAD)
+    return SettingEffect(name, ABSENT, requested, detail=OMPIO_IGNORES)
 
 
 def _compare(name: str, requested: str, got: str | None, detail: str = "") -> SettingEffect:
@@ -201,15 +229,12 @@ def effects_of(settings: Mapping[str, Any], result: Mapping[str, Any] | None
 def likely_reason(effect: SettingEffect, result: Mapping[str, Any] | None) -> str:
     """Why ``effect`` did not take effect, in words a user can act on."""
     result = result or {}
-    library = str(result.get("mpi_library") or "")
     hints = result.get("hints_in_effect") or {}
     if effect.status == NOT_APPLICABLE:
         return f"{effect.detail}: it has no effect here" if effect.detail else "no effect here"
+    if effect.detail in (OMPIO_IGNORES, ROMIO_UNREAD):
+        return effect.detail
     if effect.status == ABSENT:
-        if "open mpi" in library.lower() and not any(str(k).startswith("romio_")
-                                                     for k in hints):
-            return ("Open MPI's own MPI-IO (OMPIO) ignores ROMIO hints; select ROMIO with "
-                    "system.mpi_io: romio (OMPI_MCA_io=romio341)")
         if effect.setting.startswith(HINT_PREFIX):
             return ("the MPI library does not report this hint: unknown to it (a misspelt "
                     "name?) or ignored by its file-system driver")

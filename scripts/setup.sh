@@ -2,6 +2,8 @@
 # Installs everything iotune needs on Debian 12 with Python 3.11, idempotently:
 #   MPICH + parallel HDF5 (apt), a venv in .venv, mpi4py built against that MPICH,
 #   h5py built with MPI, and iotune itself (editable, with its dev tools).
+#   Open MPI and its parallel HDF5 are installed beside MPICH for the tests that show what
+#   Open MPI does with MPI-IO hints; MPICH stays the default MPI (mpicc, mpiexec, h5pcc).
 # Each step checks first and does nothing when already done, so a second run is fast.
 # Usage: scripts/setup.sh            (run as root, or with sudo available)
 set -euo pipefail
@@ -10,7 +12,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VENV=${IOTUNE_VENV:-.venv}
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
-APT_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev hdf5-tools pkg-config slurm-wlm munge)
+APT_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev hdf5-tools pkg-config slurm-wlm munge
+              openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)
 HDF5_DIR=/usr/lib/x86_64-linux-gnu/hdf5/mpich
 [ -d "$HDF5_DIR" ] || HDF5_DIR=/usr/lib/$(uname -m)-linux-gnu/hdf5/mpich
 
@@ -25,6 +28,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Installing Open MPI makes it the default MPI in Debian's alternatives (higher priority):
+# keep MPICH the one that mpicc, mpiexec and h5pcc name.
+pin_mpich() {
+  local name=$1 want=$2
+  [ -e "$want" ] || return 0
+  [ "$(readlink -f "/etc/alternatives/$name" 2>/dev/null)" = "$(readlink -f "$want")" ] && return 0
+  say "making MPICH the default for $name"
+  as_root update-alternatives --set "$name" "$want" >/dev/null
+}
+if command -v update-alternatives >/dev/null 2>&1; then
+  pin_mpich mpi /usr/bin/mpicc.mpich
+  pin_mpich mpirun /usr/bin/mpirun.mpich
+  pin_mpich h5pcc /usr/bin/h5pcc.mpich
+  pin_mpich "mpi-$(uname -m)-linux-gnu" "/usr/include/$(uname -m)-linux-gnu/mpich"
 fi
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -55,7 +55,7 @@ class MpiBackend(Backend):
         nodes = system.limits.nodes_for(request.cores)
         return describe_application(
             app, settings=request.settings, cores=request.cores, nodes=nodes,
-            scratch=system.scratch, env={**os.environ, **dict(system.env)},
+            scratch=system.scratch, env={**os.environ, **system.run_environment()},
             preload_library=preload_for(app),
             launch=lambda program: self.launcher.argv(
                 LaunchRequest(request.cores, tuple(program), nodes)))
@@ -79,7 +79,8 @@ class MpiBackend(Backend):
             return self._measure_application(app, request, rep)
         record = self.base_record(request, rep, self.config.system.name)
         argv = self.command(request)
-        env = {**os.environ, **dict(self.config.system.env), OWNER_ENV: json.dumps(owner())}
+        env = {**os.environ, **self.config.system.run_environment(),
+               OWNER_ENV: json.dumps(owner())}
         outcome = run_command(argv, self.config.system.timeout_s, env=env)
         record.update(
             command=list(argv),
@@ -105,7 +106,7 @@ class MpiBackend(Backend):
         run = run_application(
             app, settings=request.settings, cores=request.cores, nodes=nodes,
             scratch=system.scratch, timeout_s=system.timeout_s,
-            env={**os.environ, **dict(system.env)}, preload_library=preload_for(app),
+            env={**os.environ, **system.run_environment()}, preload_library=preload_for(app),
             launch=lambda program: self.launcher.argv(
                 LaunchRequest(request.cores, tuple(program), nodes)),
             cwd=self.config.path.parent if self.config.path is not None else None)

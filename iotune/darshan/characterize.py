@@ -147,7 +147,7 @@ class PatternBackend:
         try:
             argv = self.command(request, directory)
             outcome = run_command(argv, system.timeout_s,
-                                  env={**os.environ, **dict(system.env)})
+                                  env={**os.environ, **system.run_environment()})
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         return {"status": "ok" if outcome.ok else "failed", "error": outcome.reason,

@@ -27,11 +27,13 @@ from iotune.errors import ConfigError
 
 __all__ = [
     "COMPILER",
+    "COMPILER_ENV",
     "LIBRARY_ENV",
     "OUT_ENV",
     "SETTINGS_ENV",
     "build_command",
     "build_library",
+    "compiler",
     "library_path",
     "settings_text",
     "source_path",
@@ -45,6 +47,9 @@ OUT_ENV = "IOTUNE_PRELOAD_OUT"
 LIBRARY_ENV = "IOTUNE_PRELOAD_LIB"
 #: The compiler: parallel HDF5's wrapper around the MPI C compiler.
 COMPILER = "h5pcc"
+#: Environment variable naming another compiler, for the HDF5 of another MPI (e.g.
+#: ``h5pcc.openmpi``): the library must be built against the MPI the program uses.
+COMPILER_ENV = "IOTUNE_PRELOAD_CC"
 #: Flags besides the output and source. ``-shlib`` makes h5pcc name the shared HDF5 rather
 #: than copy a static one in; ``--as-needed`` then drops it, since the library calls no
 #: HDF5 function directly (it looks them up in the program's own HDF5 when the program
@@ -63,10 +68,15 @@ def source_path() -> Path:
     return Path(__file__).resolve().parent / "iotune_preload.c"
 
 
+def compiler() -> str:
+    """The compiler to build with: ``$IOTUNE_PRELOAD_CC`` when set, else ``h5pcc``."""
+    return os.environ.get(COMPILER_ENV) or COMPILER
+
+
 def _source_hash() -> str:
-    """First 16 hex digits of the SHA-256 of the source and the build flags."""
+    """First 16 hex digits of the SHA-256 of the source, the compiler and the build flags."""
     digest = hashlib.sha256(source_path().read_bytes())
-    digest.update(" ".join((*FLAGS, *LIBS)).encode())
+    digest.update(" ".join((compiler(), *FLAGS, *LIBS)).encode())
     return digest.hexdigest()[:16]
 
 
@@ -92,7 +102,7 @@ def library_path() -> Path:
 
 def build_command(output: Path) -> list[str]:
     """The compiler command line that builds the library into ``output``."""
-    return [COMPILER, *FLAGS, "-o", str(output), str(source_path()), *LIBS]
+    return [compiler(), *FLAGS, "-o", str(output), str(source_path()), *LIBS]
 
 
 def _is_stale(path: Path) -> bool:
@@ -119,9 +129,9 @@ def build_library(force: bool = False) -> Path:
     target = library_path()
     if not force and not _is_stale(target):
         return target
-    if shutil.which(COMPILER) is None:
+    if shutil.which(compiler()) is None:
         raise ConfigError(
-            f"preload library: compiler {COMPILER!r} not found on PATH "
+            f"preload library: compiler {compiler()!r} not found on PATH "
             "(it comes with parallel HDF5, e.g. Debian's libhdf5-mpich-dev; "
             "scripts/setup.sh installs it)"
         )
@@ -137,11 +147,11 @@ def build_library(force: bool = False) -> Path:
             done = subprocess.run(build_command(tmp), capture_output=True, text=True,
                                   cwd=tmp_dir, timeout=BUILD_TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ConfigError(f"preload library: {COMPILER} could not run: {exc}") from exc
+            raise ConfigError(f"preload library: {compiler()} could not run: {exc}") from exc
         if done.returncode != 0 or not tmp.is_file():
             lines = [line for line in done.stderr.splitlines() if line.strip()]
             last = lines[-1].strip() if lines else f"exit status {done.returncode}"
-            raise ConfigError(f"preload library: {COMPILER} failed to compile "
+            raise ConfigError(f"preload library: {compiler()} failed to compile "
                               f"{source_path().name}: {last}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)

@@ -644,7 +644,24 @@ static struct {
     herr_t (*set_fapl_mpio)(hid_t, MPI_Comm, MPI_Info);
     herr_t (*get_auto)(hid_t, H5E_auto2_t *, void **);
     herr_t (*set_auto)(hid_t, H5E_auto2_t, void *);
+    hid_t (*get_access_plist)(hid_t);
+    herr_t (*get_meta_block_size)(hid_t, hsize_t *);
+    herr_t (*get_sieve_buf_size)(hid_t, size_t *);
+    herr_t (*get_all_coll_metadata_ops)(hid_t, hbool_t *);
+    herr_t (*get_coll_metadata_write)(hid_t, hbool_t *);
 } H5;
+
+/* The HDF5 settings of the first file opened through H5Fcreate/H5Fopen with hdf5:*
+ * settings, read back from the open file's access property list (H5Fget_access_plist):
+ * what the report gives as hdf5_settings_in_effect. */
+static struct {
+    int seen;
+    hsize_t alignment, threshold, meta_block;
+    size_t sieve;
+    hbool_t coll_ops, coll_write;
+    int has_alignment, has_meta_block, has_sieve, has_coll;
+} h5_in_effect;
+static pthread_mutex_t h5_in_effect_lock = PTHREAD_MUTEX_INITIALIZER;
 /* 1 when every function in H5 was found, -1 when not (the settings are then skipped
  * with a warning), 0 before the first lookup. */
 static int h5_ready;
@@ -720,6 +737,11 @@ static int resolve_hdf5(const void *real)
             LOOKUP(lib, set_fapl_mpio, "H5Pset_fapl_mpio");
             LOOKUP(lib, get_auto, "H5Eget_auto2");
             LOOKUP(lib, set_auto, "H5Eset_auto2");
+            LOOKUP(lib, get_access_plist, "H5Fget_access_plist");
+            LOOKUP(lib, get_meta_block_size, "H5Pget_meta_block_size");
+            LOOKUP(lib, get_sieve_buf_size, "H5Pget_sieve_buf_size");
+            LOOKUP(lib, get_all_coll_metadata_ops, "H5Pget_all_coll_metadata_ops");
+            LOOKUP(lib, get_coll_metadata_write, "H5Pget_coll_metadata_write");
             dlclose(lib); /* still loaded: the program uses it */
         }
         h5_ready = missing_ == NULL ? 1 : -1;
@@ -819,6 +841,37 @@ static hid_t tuned_fapl(hid_t fapl, const void *real)
     return out;
 }
 
+/* Read the HDF5 settings back from the open file fid, once per process (the first file
+ * opened with hdf5:* settings); errors leave a value unread. */
+static void read_hdf5_back(hid_t fid)
+{
+    if (!S.any_hdf5 || h5_ready != 1 || fid < 0)
+        return;
+    pthread_mutex_lock(&h5_in_effect_lock);
+    if (!h5_in_effect.seen) {
+        H5E_auto2_t saved_func = NULL;
+        void *saved_data = NULL;
+        int silenced = H5.get_auto(H5E_DEFAULT, &saved_func, &saved_data) >= 0
+                       && H5.set_auto(H5E_DEFAULT, NULL, NULL) >= 0;
+        hid_t fapl = H5.get_access_plist(fid);
+        if (fapl >= 0) {
+            h5_in_effect.seen = 1;
+            h5_in_effect.has_alignment = H5.get_alignment(fapl, &h5_in_effect.threshold,
+                                                          &h5_in_effect.alignment) >= 0;
+            h5_in_effect.has_meta_block =
+                H5.get_meta_block_size(fapl, &h5_in_effect.meta_block) >= 0;
+            h5_in_effect.has_sieve = H5.get_sieve_buf_size(fapl, &h5_in_effect.sieve) >= 0;
+            h5_in_effect.has_coll =
+                H5.get_all_coll_metadata_ops(fapl, &h5_in_effect.coll_ops) >= 0
+                && H5.get_coll_metadata_write(fapl, &h5_in_effect.coll_write) >= 0;
+            H5.pclose(fapl);
+        }
+        if (silenced)
+            H5.set_auto(H5E_DEFAULT, saved_func, saved_data);
+    }
+    pthread_mutex_unlock(&h5_in_effect_lock);
+}
+
 /* Run the real call with the tuned fapl and note the file. If HDF5 did not go through
  * MPI_File_open (another driver), the file is recorded here without hints. */
 #define WITH_TUNED_FAPL(OPENER, NAME, FAPL, REAL, CALL_WITH)                                \
@@ -836,6 +889,7 @@ static hid_t tuned_fapl(hid_t fapl, const void *real)
         h5_mpi_open_seen = saved_seen_;                                                     \
         if (mine_ >= 0)                                                                     \
             H5.pclose(mine_);                                                               \
+        read_hdf5_back(fid_);                                                               \
         if (fid_ >= 0 && !seen_ && NAME != NULL && keeping_files())                         \
             record_file(NAME, OPENER, MPI_INFO_NULL);                                       \
         return fid_;                                                                        \
@@ -945,6 +999,23 @@ static void write_report(const char *path, int ranks, double time_s, uint64_t by
     }
     fprintf(f, "{\"preload\": \"iotune\", \"version\": %d, \"ranks\": %d,\n", REPORT_VERSION,
             ranks);
+    /* Which MPI and, for Open MPI, which MPI-IO layer was asked for: Open MPI's
+     * MPI_File_get_info returns the hints given, so iotune judges them by these. */
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    if (PMPI_Get_library_version(library, &length) != MPI_SUCCESS)
+        length = 0;
+    library[length < (int)sizeof library ? length : (int)sizeof library - 1] = '\0';
+    library[strcspn(library, "\r\n")] = '\0';
+    fputs(" \"mpi_library\": ", f);
+    json_string(f, library);
+    fputs(",\n \"mpi_io\": ", f);
+    const char *io = getenv("OMPI_MCA_io");
+    if (io != NULL)
+        json_string(f, io);
+    else
+        fputs("null", f);
+    fputs(",\n", f);
     fputs(" \"settings_applied\": ", f);
     json_object(f, S.applied, S.napplied);
     fputs(",\n \"files\": [", f);
@@ -961,6 +1032,32 @@ static void write_report(const char *path, int ranks, double time_s, uint64_t by
     }
     fprintf(f, "],\n \"files_omitted\": %llu,\n", files_omitted);
     pthread_mutex_unlock(&files_lock);
+    /* Rank 0's read-back (every rank opens the same file with the same settings). */
+    fputs(" \"hdf5_settings_in_effect\": {", f);
+    if (h5_in_effect.seen) {
+        const char *sep = "";
+        if (h5_in_effect.has_alignment) {
+            fprintf(f, "\"alignment\": %llu, \"alignment_threshold\": %llu",
+                    (unsigned long long)h5_in_effect.alignment,
+                    (unsigned long long)h5_in_effect.threshold);
+            sep = ", ";
+        }
+        if (h5_in_effect.has_meta_block) {
+            fprintf(f, "%s\"meta_block_size\": %llu", sep,
+                    (unsigned long long)h5_in_effect.meta_block);
+            sep = ", ";
+        }
+        if (h5_in_effect.has_sieve) {
+            fprintf(f, "%s\"sieve_buf_size\": %llu", sep,
+                    (unsigned long long)h5_in_effect.sieve);
+            sep = ", ";
+        }
+        if (h5_in_effect.has_coll)
+            fprintf(f, "%s\"coll_metadata_ops\": %s, \"coll_metadata_write\": %s", sep,
+                    h5_in_effect.coll_ops ? "true" : "false",
+                    h5_in_effect.coll_write ? "true" : "false");
+    }
+    fputs("},\n", f);
     fputs(" \"warnings\": [", f);
     for (int i = 0; i < nwarnings; i++) {
         if (i)

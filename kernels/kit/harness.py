@@ -292,6 +292,8 @@ def build_result(
         "collective": ctx.collective,
         "verify": outcome.verify,
         "mpi_library": mpi_library_version(),
+        # Open MPI's MPI-IO layer as asked for (OMPI_MCA_io); see iotune.in_effect.
+        "mpi_io": os.environ.get("OMPI_MCA_io"),  # noqa: SIM112 (Open MPI spells it so)
         "host": socket.gethostname(),
         "output_dir": str(ctx.run_dir),
         "kept": bool(ctx.args.keep),

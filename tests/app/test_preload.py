@@ -232,6 +232,9 @@ def test_hdf5_alignment_changes_the_layout_and_hints_reach_the_file(run_app, pro
     assert run.stdout.strip() == "ok"
     offset = dataset_offset(path)
     assert offset > 0 and offset % ALIGNMENT == 0
+    # Read back from the open file's access list, as the kernels do.
+    assert report["hdf5_settings_in_effect"]["alignment"] == ALIGNMENT
+    assert report["mpi_library"].startswith("MPICH") and report["mpi_io"] is None
     # Both the create and the read-back open went through HDF5's MPI-IO driver with our
     # hints over the program's cb_buffer_size=1048576.
     for opened_by in ("H5Fcreate", "H5Fopen"):

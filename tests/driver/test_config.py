@@ -156,3 +156,14 @@ def test_bad_strategy_options_are_named(text, message):
     with pytest.raises(ConfigError) as info:
         parse_config(text)
     assert message in str(info.value)
+
+
+def test_mpi_io_romio_makes_every_run_exclude_ompio_unless_env_says_otherwise():
+    config = parse_config("system: {mpi_io: romio, env: {A: '1'}}", Path("/c/iotune.yaml"))
+    assert config.system.run_environment() == {"OMPI_MCA_io": "^ompio", "A": "1"}
+    assert parse_config("{}", Path("/c/iotune.yaml")).system.run_environment() == {}
+    own = parse_config("system: {mpi_io: romio, env: {OMPI_MCA_io: romio321}}",
+                       Path("/c/iotune.yaml"))
+    assert own.system.run_environment() == {"OMPI_MCA_io": "romio321"}
+    with pytest.raises(ConfigError, match=r"system.mpi_io: 'ompi' is not one of default, romio"):
+        parse_config("system: {mpi_io: ompi}", Path("/c/iotune.yaml"))

@@ -59,9 +59,18 @@ def test_without_anything_read_back_every_setting_is_unverified():
     assert {e.status for e in effects.values()} == {"unverified"}
 
 
-def test_open_mpis_own_io_layer_is_named_with_the_fix():
-    result = {"mpi_library": "Open MPI v4.1.4, package: Debian OpenMPI",
-              "hints_in_effect": {"some_ompio_key": "1"}}
-    effect = setting_effects({"cb_nodes": 2}, result)["cb_nodes"]
-    assert effect.status == "absent"
-    assert "OMPIO" in likely_reason(effect, result)
+def test_under_open_mpi_hints_read_back_are_no_evidence():
+    # Open MPI's MPI_File_get_info returns the hints given, whichever layer uses them.
+    echoed = {"hints_in_effect": {"cb_nodes": "2"},
+              "mpi_library": "Open MPI v4.1.4, package: Debian OpenMPI"}
+    ompio = setting_effects({"cb_nodes": 2}, echoed)["cb_nodes"]
+    assert ompio.status == "absent"
+    assert "system.mpi_io: romio" in likely_reason(ompio, echoed)
+    romio = setting_effects({"cb_nodes": 2}, {**echoed, "mpi_io": "^ompio"})["cb_nodes"]
+    assert romio.status == "unverified"
+    # The preload library says which MPI a user's program ran with.
+    program = {"hints_in_effect": {"cb_nodes": "2"},
+               "preload": {"mpi_library": "Open MPI v4.1.4", "mpi_io": "romio321"}}
+    assert setting_effects({"cb_nodes": 2}, program)["cb_nodes"].status == "unverified"
+    mpich = {"hints_in_effect": {"cb_nodes": "2"}, "mpi_library": "MPICH Version: 4.0.2"}
+    assert setting_effects({"cb_nodes": 2}, mpich)["cb_nodes"].status == "in_effect"

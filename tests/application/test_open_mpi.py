@@ -1,0 +1,86 @@
+"""A user's program under real Open MPI: its own MPI-IO layer (OMPIO) does not use ROMIO's
+hints, so a tune says so, stops varying them and recommends none; with ``system.mpi_io:
+romio`` the hints are searched (Open MPI cannot read them back: they stay unverified).
+
+Needs Open MPI beside MPICH (Debian: openmpi-bin libopenmpi-dev libhdf5-openmpi-dev, which
+scripts/setup.sh installs as root without making them the default MPI).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from iotune.cli.main import cli
+from iotune.preload import COMPILER_ENV, LIBRARY_ENV
+from iotune.store import Store
+
+OPEN_MPI = all(shutil.which(tool) for tool in ("mpicc.openmpi", "h5pcc.openmpi",
+                                                "mpiexec.openmpi"))
+pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
+    not OPEN_MPI, reason="Open MPI is not installed beside MPICH (scripts/setup.sh installs it)")]
+
+PROGRAM = Path(__file__).resolve().parents[1] / "tuning" / "programs" / "show_hints.c"
+HINTS = ("romio_cb_write", "cb_nodes")
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("openmpi") / "show_hints"
+    done = subprocess.run(["mpicc.openmpi", "-O2", "-o", str(out), str(PROGRAM)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def tune(tmp_path: Path, program: Path, mpi_io: str) -> tuple[object, dict, list[dict]]:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    config = tmp_path / "iotune.yaml"
+    config.write_text(yaml.safe_dump({
+        "system": {"scratch": str(scratch), "cores_per_node": 2, "timeout": 120,
+                   "launcher": "template", "mpi_io": mpi_io,
+                   "launcher_template": "mpiexec.openmpi -n {ranks} {command}",
+                   "env": {"OMPI_ALLOW_RUN_AS_ROOT": "1",
+                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                           "OMPI_MCA_rmaps_base_oversubscribe": "1"}},
+        "store": "store.jsonl",
+        "kernel": {"command": f"{program} {{scratch}}/out.dat", "metric": "wall",
+                   "preload": "yes"},
+        "space": {"romio_cb_write": ["enable", "disable"], "cb_nodes": [1, 2]},
+    }))
+    tuned = tmp_path / "tuned.yaml"
+    env = {COMPILER_ENV: "h5pcc.openmpi", LIBRARY_ENV: str(tmp_path / "preload-openmpi.so")}
+    result = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "2", "--budget",
+                                      "6", "-o", str(tuned), "--no-color"], env=env)
+    assert result.exit_code == 0, result.output
+    records = [r for r in Store(tmp_path / "store.jsonl").records() if r["settings"]]
+    assert records and all(r["status"] == "ok" for r in records)
+    return result, yaml.safe_load(tuned.read_text()), records
+
+
+def test_ompio_ignores_romio_hints_and_the_tune_says_so(tmp_path, program):
+    result, tuned, records = tune(tmp_path, program, "default")
+    assert "Open MPI" in records[0]["result"]["preload"]["mpi_library"]
+    for name in HINTS:
+        assert result.stderr.count(f"{name} has no effect here") == 1
+        assert "OMPIO" in tuned["search"]["not_varied"][name]
+        assert len({r["settings"][name] for r in records}) == 1  # never varied again
+    assert tuned["settings"] == {}
+    assert tuned["recommendation"] == "default"
+
+
+def test_with_romio_selected_the_hints_are_searched(tmp_path, program):
+    result, tuned, records = tune(tmp_path, program, "romio")
+    assert "has no effect here" not in result.stderr
+    assert {r["result"]["preload"]["mpi_io"] for r in records} == {"^ompio"}
+    assert len({r["settings"]["romio_cb_write"] for r in records}) == 2
+    effects = records[0]["result"]["settings_effect"]
+    assert {effects[name]["status"] for name in HINTS} == {"unverified"}
+    assert "search" in tuned and "not_varied" not in tuned["search"]
+    assert set(tuned.get("unverified", [])) == set(tuned["settings"])
