@@ -1,50 +1,120 @@
 #!/usr/bin/env bash
-# Installs everything iotune needs on Debian 12 with Python 3.11, idempotently:
-#   MPICH + parallel HDF5 (apt), a venv in .venv, mpi4py built against that MPICH,
-#   h5py built with MPI, and iotune itself (editable, with its dev tools).
-#   Open MPI and its parallel HDF5 are installed beside MPICH for the tests that show what
-#   Open MPI does with MPI-IO hints; MPICH stays the default MPI (mpicc, mpiexec, h5pcc).
-# Each step checks first and does nothing when already done, so a second run is fast.
-# Usage: scripts/setup.sh            (run as root, or with sudo available)
+# Installs everything iotune needs, idempotently: a venv in .venv, mpi4py built against
+# the MPI found, h5py built with that MPI's parallel HDF5, and iotune itself (editable,
+# with its development tools). Each step checks first, so a second run is fast.
+#
+# Where MPI and parallel HDF5 come from:
+#   1. already present (a cluster's modules, or installed before): the MPI compiler is
+#      $MPICC or mpicc on PATH; parallel HDF5 is $HDF5_DIR, or the h5pcc on PATH.
+#      Nothing is installed system-wide then: no apt, no sudo.
+#   2. nothing usable found, on Debian as root (or with sudo): MPICH and its parallel
+#      HDF5 from apt, with Open MPI and its HDF5 beside them (for the tests that show what
+#      Open MPI does with hints; MPICH stays the default) and Slurm (for the Slurm tests).
+#   3. otherwise: one message saying what is missing and how to provide it.
+# IOTUNE_APT=no never installs packages; IOTUNE_APT=yes installs the Debian packages even
+# when an MPI is present.
+#
+# mpi4py and h5py are built once per MPI and HDF5 into a wheel cache
+# ($IOTUNE_WHEELHOUSE, default ~/.cache/iotune/wheels), so another clone or venv on the
+# same machine installs them in seconds.
+#
+# Usage: scripts/setup.sh
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 VENV=${IOTUNE_VENV:-.venv}
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
+APT=${IOTUNE_APT:-auto}
 APT_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev hdf5-tools pkg-config slurm-wlm munge
               openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)
-HDF5_DIR=/usr/lib/x86_64-linux-gnu/hdf5/mpich
-[ -d "$HDF5_DIR" ] || HDF5_DIR=/usr/lib/$(uname -m)-linux-gnu/hdf5/mpich
+WHEELHOUSE=${IOTUNE_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/iotune/wheels}
 
 say() { printf 'setup: %s\n' "$*" >&2; }
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing Debian packages: ${missing[*]}"
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+case "$APT" in auto|yes|no) ;; *) die "IOTUNE_APT=$APT: must be auto, yes or no" ;; esac
 
-# Installing Open MPI makes it the default MPI in Debian's alternatives (higher priority):
-# keep MPICH the one that mpicc, mpiexec and h5pcc name.
-pin_mpich() {
-  local name=$1 want=$2
-  [ -e "$want" ] || return 0
-  [ "$(readlink -f "/etc/alternatives/$name" 2>/dev/null)" = "$(readlink -f "$want")" ] && return 0
-  say "making MPICH the default for $name"
-  as_root update-alternatives --set "$name" "$want" >/dev/null
+# --- MPI and parallel HDF5 -------------------------------------------------------------
+
+mpi_compiler() {  # the MPI C compiler that works, or nothing
+  local cc=${MPICC:-mpicc}
+  command -v "$cc" >/dev/null 2>&1 && "$cc" -show >/dev/null 2>&1 && command -v "$cc"
 }
-if command -v update-alternatives >/dev/null 2>&1; then
+
+# Prints "include-dir lib-dir" of a parallel HDF5, or nothing.
+parallel_hdf5() {
+  if [ -n "${HDF5_DIR:-}" ]; then
+    grep -qs 'define H5_HAVE_PARALLEL 1' "$HDF5_DIR/include/H5pubconf.h" \
+      && echo "$HDF5_DIR/include $HDF5_DIR/lib"
+    return 0
+  fi
+  command -v h5pcc >/dev/null 2>&1 || return 0
+  h5pcc -showconfig 2>/dev/null | grep -qi 'Parallel HDF5: *yes' || return 0
+  local words inc="" lib="" w
+  read -r -a words <<< "$(h5pcc -show 2>/dev/null)"
+  for w in "${words[@]}"; do
+    case "$w" in
+      -I*) [ -z "$inc" ] && inc=${w#-I} ;;
+      -L*) [ -z "$lib" ] && lib=${w#-L} ;;
+      */libhdf5.so|*/libhdf5.a) [ -z "$lib" ] && lib=$(dirname "$w") ;;
+    esac
+  done
+  [ -n "$inc" ] && [ -n "$lib" ] && echo "$inc $lib"
+  return 0
+}
+
+can_install() {  # Debian packages may be installed: apt-get there, and root or sudo
+  command -v apt-get >/dev/null 2>&1 || return 1
+  [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null
+}
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo -n "$@"; fi; }
+
+install_packages() {
+  local missing=() p
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  # Installing Open MPI makes it the default in Debian's alternatives (higher priority):
+  # keep MPICH the one that mpicc, mpiexec and h5pcc name.
   pin_mpich mpi /usr/bin/mpicc.mpich
   pin_mpich mpirun /usr/bin/mpirun.mpich
   pin_mpich h5pcc /usr/bin/h5pcc.mpich
   pin_mpich "mpi-$(uname -m)-linux-gnu" "/usr/include/$(uname -m)-linux-gnu/mpich"
+}
+pin_mpich() {
+  local name=$1 want=$2
+  [ -e "$want" ] && command -v update-alternatives >/dev/null 2>&1 || return 0
+  [ "$(readlink -f "/etc/alternatives/$name" 2>/dev/null)" = "$(readlink -f "$want")" ] && return 0
+  say "making MPICH the default for $name"
+  as_root update-alternatives --set "$name" "$want" >/dev/null
+}
+
+MPICC_FOUND=$(mpi_compiler || true)
+HDF5_FOUND=$(parallel_hdf5)
+if [ "$APT" = yes ] || { [ "$APT" = auto ] && { [ -z "$MPICC_FOUND" ] || [ -z "$HDF5_FOUND" ]; } && can_install; }; then
+  install_packages
+  MPICC_FOUND=$(mpi_compiler || true)
+  HDF5_FOUND=$(parallel_hdf5)
 fi
+if [ -z "$MPICC_FOUND" ] || [ -z "$HDF5_FOUND" ]; then
+  what=()
+  [ -n "$MPICC_FOUND" ] || what+=("an MPI C compiler (\$MPICC or mpicc on PATH)")
+  [ -n "$HDF5_FOUND" ] || what+=("a parallel HDF5 (\$HDF5_DIR, or h5pcc on PATH, built with MPI)")
+  die "not found: ${what[*]}. On a cluster, load the modules first (e.g. module load" \
+      "openmpi hdf5-parallel) or set MPICC and HDF5_DIR; on Debian, run this as root to" \
+      "install MPICH and its HDF5."
+fi
+read -r HDF5_INCLUDE HDF5_LIB <<< "$HDF5_FOUND"
+MPI_SHOW=$("$MPICC_FOUND" -show 2>/dev/null || true)
+say "MPI compiler: $MPICC_FOUND; parallel HDF5: $HDF5_INCLUDE, $HDF5_LIB"
+
+# --- the venv, mpi4py and h5py -----------------------------------------------------------
 
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating virtual environment $VENV with $PY"
@@ -52,20 +122,35 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$VENV/bin/python" -m pip install -q -U pip
 fi
 vpy="$VENV/bin/python"
+# Wheels built against one MPI and HDF5 are kept apart from those of another.
+tag=$(printf '%s\n%s\n%s\n' "$MPICC_FOUND" "$MPI_SHOW" "$HDF5_FOUND" | sha256sum | cut -c1-16)
+wheels="$WHEELHOUSE/$tag"
+
+# Installs $1 from the wheel cache, building the wheel there first if it is not.
+from_wheelhouse() {
+  local name=$1; shift
+  if ! ls "$wheels"/"$name"-*.whl >/dev/null 2>&1; then
+    mkdir -p "$wheels"
+    "$@" "$vpy" -m pip wheel -q --no-deps --no-build-isolation --no-binary="$name" \
+      -w "$wheels" "$name"
+  fi
+  "$vpy" -m pip install -q --no-deps "$(ls "$wheels"/"$name"-*.whl | tail -n 1)"
+}
 
 if ! "$vpy" -c "import mpi4py.MPI" 2>/dev/null; then
   # -O1: at the default -O3 compiling MPI.c needs >20 GB of memory on this class of machine.
-  say "building mpi4py against MPICH (about 90 s)"
-  CFLAGS=-O1 MPICC=mpicc "$vpy" -m pip install -q --no-binary=mpi4py mpi4py
+  say "mpi4py against $MPICC_FOUND (building it takes about 90 s the first time)"
+  "$vpy" -m pip install -q -U "setuptools>=77" "cython>=3" pkgconfig numpy
+  from_wheelhouse mpi4py env CFLAGS=-O1 MPICC="$MPICC_FOUND"
 fi
 
 if ! "$vpy" -c "import h5py, sys; sys.exit(0 if h5py.get_config().mpi else 1)" 2>/dev/null; then
-  say "building h5py with MPI against $HDF5_DIR (about 2 min)"
+  say "h5py with MPI against $HDF5_LIB (building it takes about 2 min the first time)"
   "$vpy" -m pip install -q -U "setuptools>=77" "cython>=3" pkgconfig numpy
   "$vpy" -m pip uninstall -q -y h5py 2>/dev/null || true
   # --no-build-isolation: otherwise pip rebuilds mpi4py at -O3 inside the build env.
-  HDF5_MPI=ON CC=mpicc HDF5_DIR="$HDF5_DIR" \
-    "$vpy" -m pip install -q --no-build-isolation --no-binary=h5py h5py
+  from_wheelhouse h5py env HDF5_MPI=ON CC="$MPICC_FOUND" HDF5_INCLUDEDIR="$HDF5_INCLUDE" \
+    HDF5_LIBDIR="$HDF5_LIB"
 fi
 
 # Reinstall iotune only when its packaging metadata changed since the last install.
