@@ -6,7 +6,11 @@ A measured run records what it could read back:
   kernels or, for a user's program, the preload library;
 - the striping: ``result.filesystem.striping`` (kernels) or ``result.striping`` (a user's
   program): not applicable off Lustre, else the ``lfs getstripe -d`` layout when it was read;
-- ``result.hdf5_settings_in_effect``: the HDF5 file-access settings of the open file.
+- ``result.hdf5_settings_in_effect``: the HDF5 file-access settings of the open file;
+- under Open MPI, whose ``MPI_File_get_info`` returns the hints given rather than those
+  used: the MPI-IO layer asked for (``mpi_io``) and, from the preload library, how many
+  ranks wrote to the file system during the MPI-IO writes, which shows whether collective
+  buffering (``romio_cb_write``, ``cb_nodes``) took effect.
 
 :func:`setting_effects` turns that into one :class:`SettingEffect` per requested setting.
 A value matches when equal as text (ignoring case and blanks) or as an integer (ROMIO
@@ -126,7 +130,8 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
         setting = SETTINGS.get(name)
         text = str(value) if setting is None else setting.to_argument(value)
         if setting is None or setting.layer == "mpiio":
-            effects[name] = (_open_mpi_effect(name, text, echo) if echo else _hint_effect(
+            effects[name] = (_open_mpi_effect(name, text, echo, settings, _writes(result))
+                             if echo else _hint_effect(
                 name, name[len(HINT_PREFIX):] if setting is None else str(setting.hint),
                 text, hints))
         elif setting.layer == "lustre":
@@ -143,8 +148,8 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
 #: What Open MPI's layers do with ROMIO's hints (measured: docs/mpi-libraries.md).
 OMPIO_IGNORES = ("Open MPI's own MPI-IO layer (OMPIO) does not use ROMIO's hints; "
                  "system.mpi_io: romio selects ROMIO")
-ROMIO_UNREAD = ("Open MPI's MPI_File_get_info returns the hints given, not those used; "
-                "ROMIO, selected, takes them")
+ROMIO_UNREAD = ("Open MPI's MPI_File_get_info returns the hints given, not those used, "
+                "and who wrote to the file system does not tell for this one")
 
 
 def open_mpi_layer(result: Mapping[str, Any]) -> str | None:
@@ -162,10 +167,52 @@ def open_mpi_layer(result: Mapping[str, Any]) -> str | None:
     return "ompio"
 
 
-def _open_mpi_effect(name: str, requested: str, layer: str) -> SettingEffect:
-    if layer == "romio":
-        return SettingEffect(name, UNVERIFIED, requested, detail=ROMIO_UNREAD)
-    return SettingEffect(name, ABSENT, requested, detail=OMPIO_IGNORES)
+def _open_mpi_effect(name: str, requested: str, layer: str, settings: Mapping[str, Any],
+                     writes: Mapping[str, Any]) -> SettingEffect:
+    if layer != "romio":
+        return SettingEffect(name, ABSENT, requested, detail=OMPIO_IGNORES)
+    judged = _judged_by_writers(name, requested, settings, writes)
+    return judged or SettingEffect(name, UNVERIFIED, requested, detail=ROMIO_UNREAD)
+
+
+def _writes(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Who wrote to the file system during MPI-IO writes (the preload library's count)."""
+    preload = result.get("preload")
+    found = preload.get("file_system_writes") if isinstance(preload, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
+
+
+def _judged_by_writers(name: str, requested: str, settings: Mapping[str, Any],
+                       writes: Mapping[str, Any]) -> SettingEffect | None:
+    """``romio_cb_write`` and ``cb_nodes`` judged by how many ranks wrote to the file
+    system during the MPI-IO writes (collective buffering leaves it to the aggregators),
+    where the hints cannot be read back; None when that cannot tell.
+
+    - ``romio_cb_write=disable``: every rank that wrote through MPI-IO writes itself;
+    - ``romio_cb_write=enable``: fewer ranks write, unless ``cb_nodes`` allows them all;
+    - ``cb_nodes=k`` with ``romio_cb_write=enable``: exactly min(k, ranks) ranks write.
+    """
+    data, writers = writes.get("ranks_writing_mpi_io"), writes.get("ranks_writing_to_files")
+    if not isinstance(data, int) or not isinstance(writers, int) or data < 2 or writers < 1:
+        return None
+    seen = f"{writers} of {data} ranks wrote to the file system"
+    cb_nodes = settings.get("cb_nodes")
+    enabled = str(settings.get("romio_cb_write", "")).lower() == "enable"
+    if name == "romio_cb_write" and requested.lower() == "disable":
+        ok = writers == data
+    elif name == "romio_cb_write" and enabled:
+        if isinstance(cb_nodes, int) and cb_nodes >= data:
+            return None
+        ok = writers < data
+    elif name == "cb_nodes" and enabled and isinstance(cb_nodes, int):
+        expected = min(cb_nodes, data)
+        if writers == expected:
+            return SettingEffect(name, IN_EFFECT, requested, str(writers), seen)
+        return SettingEffect(name, DIFFERS, requested, str(writers), seen)
+    else:
+        return None
+    return SettingEffect(name, IN_EFFECT if ok else DIFFERS, requested,
+                         requested if ok else seen, seen)
 
 
 def _compare(name: str, requested: str, got: str | None, detail: str = "") -> SettingEffect:

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -410,10 +411,66 @@ static void account(double t0, double t1, MPI_Count count, MPI_Datatype type, in
 }
 
 /* A write call: time the PMPI call, count its bytes. */
+/* ------------------------------------------------------------------------------------ */
+/* Who writes to the file system                                                        */
+/* ------------------------------------------------------------------------------------ */
+
+/* The POSIX writes this rank makes inside MPI-IO write calls: whether a rank writes to the
+ * file system at all shows whether collective buffering (romio_cb_write, cb_nodes) took
+ * effect, where MPI_File_get_info cannot tell (Open MPI returns the hints given). */
+static __thread int in_mpi_write;
+static uint64_t posix_bytes, posix_calls;
+
+typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
+typedef ssize_t (*pwritev_fn)(int, const struct iovec *, int, off_t);
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+
+static void *next_posix(const char *name)
+{
+    void *sym = dlsym(RTLD_NEXT, name);
+    if (sym == NULL) {
+        fprintf(stderr, PREFIX "cannot find the real %s\n", name);
+        abort();
+    }
+    return sym;
+}
+
+static ssize_t counted(ssize_t done)
+{
+    if (in_mpi_write > 0 && done > 0) {
+        __atomic_fetch_add(&posix_bytes, (uint64_t)done, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&posix_calls, 1, __ATOMIC_RELAXED);
+    }
+    return done;
+}
+
+#define POSIX_WRAPPER(TYPE, NAME, PARAMS, ARGS)                                             \
+    ssize_t NAME PARAMS                                                                     \
+    {                                                                                       \
+        static TYPE real;                                                                   \
+        if (real == NULL) {                                                                 \
+            void *sym = next_posix(#NAME);                                                  \
+            memcpy(&real, &sym, sizeof real);                                               \
+        }                                                                                   \
+        return counted(real ARGS);                                                          \
+    }
+
+POSIX_WRAPPER(pwrite_fn, pwrite, (int fd, const void *buf, size_t n, off_t off),
+              (fd, buf, n, off))
+POSIX_WRAPPER(pwrite_fn, pwrite64, (int fd, const void *buf, size_t n, off_t off),
+              (fd, buf, n, off))
+POSIX_WRAPPER(pwritev_fn, pwritev, (int fd, const struct iovec *iov, int n, off_t off),
+              (fd, iov, n, off))
+POSIX_WRAPPER(pwritev_fn, pwritev64, (int fd, const struct iovec *iov, int n, off_t off),
+              (fd, iov, n, off))
+POSIX_WRAPPER(write_fn, write, (int fd, const void *buf, size_t n), (fd, buf, n))
+
 #define TIMED_WRITE(COUNT, TYPE, PCALL)                 \
     do {                                                \
         double t0_ = PMPI_Wtime();                      \
+        in_mpi_write++;                                 \
         int rc_ = PCALL;                                \
+        in_mpi_write--;                                 \
         account(t0_, PMPI_Wtime(), COUNT, TYPE, rc_, 1); \
         return rc_;                                     \
     } while (0)
@@ -422,7 +479,9 @@ static void account(double t0, double t1, MPI_Count count, MPI_Datatype type, in
 #define TIMED_END(PCALL)                                             \
     do {                                                             \
         double t0_ = PMPI_Wtime();                                   \
+        in_mpi_write++;                                              \
         int rc_ = PCALL;                                             \
+        in_mpi_write--;                                              \
         account(t0_, PMPI_Wtime(), 0, MPI_DATATYPE_NULL, rc_, 0);    \
         return rc_;                                                  \
     } while (0)
@@ -984,6 +1043,12 @@ static void json_object(FILE *f, const struct kv *pairs, int n)
     fputc('}', f);
 }
 
+/* Rank 0's totals of who wrote, for the report (see "Who writes to the file system"). */
+static struct {
+    int data_ranks, writers;
+    unsigned long long bytes;
+} posix_report;
+
 static void write_report(const char *path, int ranks, double time_s, uint64_t bytes,
                          uint64_t calls)
 {
@@ -1033,6 +1098,9 @@ static void write_report(const char *path, int ranks, double time_s, uint64_t by
     fprintf(f, "],\n \"files_omitted\": %llu,\n", files_omitted);
     pthread_mutex_unlock(&files_lock);
     /* Rank 0's read-back (every rank opens the same file with the same settings). */
+    fprintf(f, " \"file_system_writes\": {\"ranks_writing_mpi_io\": %d, "
+               "\"ranks_writing_to_files\": %d, \"bytes\": %llu},\n",
+            posix_report.data_ranks, posix_report.writers, posix_report.bytes);
     fputs(" \"hdf5_settings_in_effect\": {", f);
     if (h5_in_effect.seen) {
         const char *sep = "";
@@ -1087,12 +1155,24 @@ int MPI_Finalize(void)
         unsigned long long mine[2] = {__atomic_load_n(&write_bytes, __ATOMIC_RELAXED),
                                       __atomic_load_n(&write_calls, __ATOMIC_RELAXED)};
         unsigned long long sums[2] = {0, 0};
+        /* Ranks that wrote through MPI-IO, and ranks that wrote to the file system then. */
+        int writing[2] = {mine[0] > 0, __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED) > 0};
+        int writers[2] = {0, 0};
+        unsigned long long posix_mine = __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED);
+        unsigned long long posix_sum = 0;
         int ranks = 0;
         PMPI_Comm_size(MPI_COMM_WORLD, &ranks);
         PMPI_Reduce(&mine_s, &max_s, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         PMPI_Reduce(mine, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (world_rank() == 0)
+        PMPI_Reduce(writing, writers, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        PMPI_Reduce(&posix_mine, &posix_sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                    MPI_COMM_WORLD);
+        if (world_rank() == 0) {
+            posix_report.data_ranks = writers[0];
+            posix_report.writers = writers[1];
+            posix_report.bytes = posix_sum;
             write_report(out, ranks, max_s, sums[0], sums[1]);
+        }
     }
     return PMPI_Finalize();
 }

@@ -74,3 +74,20 @@ def test_under_open_mpi_hints_read_back_are_no_evidence():
     assert setting_effects({"cb_nodes": 2}, program)["cb_nodes"].status == "unverified"
     mpich = {"hints_in_effect": {"cb_nodes": "2"}, "mpi_library": "MPICH Version: 4.0.2"}
     assert setting_effects({"cb_nodes": 2}, mpich)["cb_nodes"].status == "in_effect"
+
+
+def test_under_open_mpi_with_romio_who_wrote_judges_collective_buffering():
+    def run(writers):
+        return {"mpi_library": "Open MPI v4.1.4", "mpi_io": "^ompio",
+                "preload": {"file_system_writes": {"ranks_writing_mpi_io": 4,
+                                                   "ranks_writing_to_files": writers}}}
+    one = {"romio_cb_write": "enable", "cb_nodes": 1}
+    effects = setting_effects(one, run(1))
+    assert {n: e.status for n, e in effects.items()} == {"romio_cb_write": "in_effect",
+                                                         "cb_nodes": "in_effect"}
+    ignored = setting_effects(one, run(4))
+    assert ignored["romio_cb_write"].status == "differs"
+    assert (ignored["cb_nodes"].status, ignored["cb_nodes"].in_effect) == ("differs", "4")
+    off = setting_effects({"romio_cb_write": "disable", "cb_buffer_size": 2**20}, run(4))
+    assert off["romio_cb_write"].status == "in_effect"
+    assert off["cb_buffer_size"].status == "unverified"  # who wrote says nothing of it
