@@ -193,8 +193,12 @@ def stripe(directory: Path, settings: Mapping[str, Any], fs_type: str) -> dict[s
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(command)}: {done.stderr.strip() or done.returncode}")
+    # The layout as Lustre set it, which iotune.in_effect compares with the request.
+    shown = subprocess.run(["lfs", "getstripe", "-d", str(directory)], capture_output=True,
+                           text=True, check=False, timeout=60)
     return {"applicable": True, "command": shlex.join(command),
-            "requested": {s.name: settings.get(s.name) for s in settings_in_layer("lustre")}}
+            "requested": {s.name: settings.get(s.name) for s in settings_in_layer("lustre")},
+            "layout": shown.stdout.strip() if shown.returncode == 0 else None}
 
 
 # ------------------------------------------------------------------ one run

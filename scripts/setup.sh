@@ -14,6 +14,10 @@
 # IOTUNE_APT=no never installs packages; IOTUNE_APT=yes installs the Debian packages even
 # when an MPI is present.
 #
+# Where Debian's Open MPI is installed beside MPICH, a second venv (.venv-openmpi,
+# $IOTUNE_OPENMPI_VENV) gets mpi4py and h5py built against it, for the tests that run the
+# kernels under Open MPI.
+#
 # mpi4py and h5py are built once per MPI and HDF5 into a wheel cache
 # ($IOTUNE_WHEELHOUSE, default ~/.cache/iotune/wheels), so another clone or venv on the
 # same machine installs them in seconds.
@@ -111,47 +115,57 @@ if [ -z "$MPICC_FOUND" ] || [ -z "$HDF5_FOUND" ]; then
       "install MPICH and its HDF5."
 fi
 read -r HDF5_INCLUDE HDF5_LIB <<< "$HDF5_FOUND"
-MPI_SHOW=$("$MPICC_FOUND" -show 2>/dev/null || true)
 say "MPI compiler: $MPICC_FOUND; parallel HDF5: $HDF5_INCLUDE, $HDF5_LIB"
 
 # --- the venv, mpi4py and h5py -----------------------------------------------------------
 
-if [ ! -x "$VENV/bin/python" ]; then
-  say "creating virtual environment $VENV with $PY"
-  "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q -U pip
-fi
-vpy="$VENV/bin/python"
-# Wheels built against one MPI and HDF5 are kept apart from those of another.
-tag=$(printf '%s\n%s\n%s\n' "$MPICC_FOUND" "$MPI_SHOW" "$HDF5_FOUND" | sha256sum | cut -c1-16)
-wheels="$WHEELHOUSE/$tag"
-
-# Installs $1 from the wheel cache, building the wheel there first if it is not.
+# Installs $2 into venv $1 from the wheel cache of MPI compiler $3 and HDF5 "$4 $5",
+# building the wheel there first if it is not (the rest of the arguments: the build's
+# environment, as "env VAR=value ...").
 from_wheelhouse() {
-  local name=$1; shift
+  local vpy=$1 name=$2 cc=$3 inc=$4 lib=$5; shift 5
+  # Wheels built against one MPI and HDF5 are kept apart from those of another.
+  local tag wheels
+  tag=$(printf '%s\n%s\n%s %s\n' "$cc" "$("$cc" -show 2>/dev/null || true)" "$inc" "$lib" \
+        | sha256sum | cut -c1-16)
+  wheels="$WHEELHOUSE/$tag"
   if ! ls "$wheels"/"$name"-*.whl >/dev/null 2>&1; then
     mkdir -p "$wheels"
-    "$@" "$vpy" -m pip wheel -q --no-deps --no-build-isolation --no-binary="$name" \
-      -w "$wheels" "$name"
+    # --no-cache-dir: pip's own cache keys a built wheel by its source alone, and would
+    # hand back a build against another MPI.
+    "$@" "$vpy" -m pip wheel -q --no-cache-dir --no-deps --no-build-isolation \
+      --no-binary="$name" -w "$wheels" "$name"
   fi
   "$vpy" -m pip install -q --no-deps "$(ls "$wheels"/"$name"-*.whl | tail -n 1)"
 }
 
-if ! "$vpy" -c "import mpi4py.MPI" 2>/dev/null; then
-  # -O1: at the default -O3 compiling MPI.c needs >20 GB of memory on this class of machine.
-  say "mpi4py against $MPICC_FOUND (building it takes about 90 s the first time)"
-  "$vpy" -m pip install -q -U "setuptools>=77" "cython>=3" pkgconfig numpy
-  from_wheelhouse mpi4py env CFLAGS=-O1 MPICC="$MPICC_FOUND"
-fi
+# A venv at $1 with mpi4py and parallel h5py built against MPI compiler $2 and the HDF5
+# in include dir $3 and lib dir $4.
+mpi_venv() {
+  local venv=$1 cc=$2 inc=$3 lib=$4 vpy="$1/bin/python"
+  if [ ! -x "$vpy" ]; then
+    say "creating virtual environment $venv with $PY"
+    "$PY" -m venv "$venv"
+    "$vpy" -m pip install -q -U pip
+  fi
+  if ! "$vpy" -c "import mpi4py.MPI" 2>/dev/null; then
+    # -O1: at the default -O3 compiling MPI.c needs >20 GB of memory on this machine class.
+    say "$venv: mpi4py against $cc (building it takes about 90 s the first time)"
+    "$vpy" -m pip install -q -U "setuptools>=77" "cython>=3" pkgconfig numpy
+    from_wheelhouse "$vpy" mpi4py "$cc" "$inc" "$lib" env CFLAGS=-O1 MPICC="$cc"
+  fi
+  if ! "$vpy" -c "import h5py, sys; sys.exit(0 if h5py.get_config().mpi else 1)" 2>/dev/null; then
+    say "$venv: h5py with MPI against $lib (building it takes about 2 min the first time)"
+    "$vpy" -m pip install -q -U "setuptools>=77" "cython>=3" pkgconfig numpy
+    "$vpy" -m pip uninstall -q -y h5py 2>/dev/null || true
+    # --no-build-isolation: otherwise pip rebuilds mpi4py at -O3 inside the build env.
+    from_wheelhouse "$vpy" h5py "$cc" "$inc" "$lib" env HDF5_MPI=ON CC="$cc" \
+      HDF5_INCLUDEDIR="$inc" HDF5_LIBDIR="$lib"
+  fi
+}
 
-if ! "$vpy" -c "import h5py, sys; sys.exit(0 if h5py.get_config().mpi else 1)" 2>/dev/null; then
-  say "h5py with MPI against $HDF5_LIB (building it takes about 2 min the first time)"
-  "$vpy" -m pip install -q -U "setuptools>=77" "cython>=3" pkgconfig numpy
-  "$vpy" -m pip uninstall -q -y h5py 2>/dev/null || true
-  # --no-build-isolation: otherwise pip rebuilds mpi4py at -O3 inside the build env.
-  from_wheelhouse h5py env HDF5_MPI=ON CC="$MPICC_FOUND" HDF5_INCLUDEDIR="$HDF5_INCLUDE" \
-    HDF5_LIBDIR="$HDF5_LIB"
-fi
+mpi_venv "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB"
+vpy="$VENV/bin/python"
 
 # Reinstall iotune only when its packaging metadata changed since the last install.
 stamp="$VENV/.iotune-installed"
@@ -162,4 +176,18 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! "$vpy" -c "import 
   echo "$want" > "$stamp"
 fi
 lib=$("$vpy" -m iotune.preload); say "preload library: $lib"  # builds it once per source change
+
+# Where Debian's Open MPI and its parallel HDF5 sit beside MPICH (root setup above), a
+# second venv runs the kernels under Open MPI, for the tests of what it does with hints.
+OPENMPI_VENV=${IOTUNE_OPENMPI_VENV:-.venv-openmpi}
+ompi_inc=/usr/include/hdf5/openmpi
+ompi_lib=/usr/lib/$(uname -m)-linux-gnu/hdf5/openmpi
+if command -v mpicc.openmpi >/dev/null 2>&1 && [ -d "$ompi_inc" ] && [ -d "$ompi_lib" ]; then
+  mpi_venv "$OPENMPI_VENV" "$(command -v mpicc.openmpi)" "$ompi_inc" "$ompi_lib"
+  if ! "$OPENMPI_VENV/bin/python" -c "import iotune, yaml" 2>/dev/null; then
+    say "$OPENMPI_VENV: installing iotune (editable)"
+    "$OPENMPI_VENV/bin/python" -m pip install -q --no-build-isolation -e .
+  fi
+  say "ready: $OPENMPI_VENV (the kernels under Open MPI)"
+fi
 say "ready: $VENV ($("$vpy" -c 'import mpi4py, h5py; print("mpi4py", mpi4py.__version__, "h5py", h5py.__version__)'))"

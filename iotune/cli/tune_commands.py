@@ -342,8 +342,9 @@ def _tune_text(result: TuneResult) -> str:
             summary[f"not in effect: {name}"] = (f"asked {seen['requested']}, in effect "
                                                  f"{seen['in_effect']}: {seen['why']}")
     if verified.unverified:
-        summary["unverified"] = (", ".join(verified.unverified) + ": the runs could not read "
-                                 "these back (for a program, use the preload library)")
+        summary["unverified"] = (describe_settings(verified.unverified) + ": the runs could "
+                                 "not read these back, so they are not recommended (for a "
+                                 "program, use the preload library; docs/mpi-libraries.md)")
     if choice.tied_with_runner_up and choice.runner_up is not None:
         summary["runner-up"] = (f"{describe_settings(choice.runner_up.settings)}: cannot be "
                                 "told apart from the best at this confidence")

@@ -83,11 +83,14 @@ class TuneResult:
 
     @property
     def reason(self) -> str:
-        if self.choice.recommend_default or self.verified().settings:
+        verified = self.verified()
+        if self.choice.recommend_default or verified.settings:
             return self.choice.reason
-        return ("the best configuration's settings took no effect here, so what made it "
-                "faster is not a setting to keep: " + "; ".join(
-                    f"{n}: {v['why']}" for n, v in self.verified().not_in_effect.items()))
+        why = [f"{n}: {v['why']}" for n, v in verified.not_in_effect.items()]
+        if verified.unverified:
+            why.append(", ".join(verified.unverified) + ": could not be read back")
+        return ("none of the best configuration's settings was shown to take effect here, "
+                "so there is no setting to recommend: " + "; ".join(why))
 
     @property
     def speedup(self) -> float | None:
@@ -191,12 +194,13 @@ class TuneResult:
 class Verified:
     """What may be recommended of a configuration: ``settings`` that took effect (a value
     the library replaced is recommended as it was in effect), ``not_in_effect`` (name ->
-    requested, in effect, why) and ``unverified`` (measured runs that could not read the
-    setting back, e.g. a program run without the preload library)."""
+    requested, in effect, why) and ``unverified`` (name -> value: measured runs that could
+    not read the setting back, e.g. a program run without the preload library; they are
+    not recommended, since nothing shows they were in effect)."""
 
     settings: dict[str, Any]
     not_in_effect: dict[str, dict[str, Any]] = field(default_factory=dict)
-    unverified: list[str] = field(default_factory=list)
+    unverified: dict[str, Any] = field(default_factory=dict)
 
 
 def verify(evaluation: Evaluation, ignored: Mapping[str, str], measured: bool) -> Verified:
@@ -231,10 +235,10 @@ def verify(evaluation: Evaluation, ignored: Mapping[str, str], measured: bool) -
             out.not_in_effect[name] = {"requested": describe_value(name, value),
                                        "in_effect": sorted(str(s) for s in shown),
                                        "why": "the library used other values"}
+        elif not runs or UNVERIFIED in statuses:
+            out.unverified[name] = describe_value(name, value)
         else:
             out.settings[name] = value
-            if not runs or UNVERIFIED in statuses:
-                out.unverified.append(name)
     return out
 
 

@@ -89,14 +89,17 @@ def test_a_replaced_value_is_recommended_as_it_was_in_effect():
     verified = verify(evaluation, {}, measured=True)
     assert verified.settings == {"cb_nodes": 1, "romio_cb_write": "disable"}
     assert verified.not_in_effect["cb_nodes"]["in_effect"] == "1"
-    assert verified.unverified == []
+    assert verified.unverified == {}
 
 
-def test_what_could_not_be_read_back_is_kept_and_said():
-    settings = {"alignment": 2**20}
-    effects = {"alignment": {"status": "unverified", "requested": "1048576"}}
+def test_what_could_not_be_read_back_is_not_recommended_and_said():
+    settings = {"alignment": 2**20, "romio_cb_write": "disable"}
+    effects = {"alignment": {"status": "unverified", "requested": "1048576"},
+               "romio_cb_write": {"status": "in_effect", "requested": "disable",
+                                  "in_effect": "disable"}}
     evaluation = Evaluation(settings, "k", times=[1.0], measurements=[_run(settings, effects)])
     verified = verify(evaluation, {}, measured=True)
-    assert verified.settings == settings and verified.unverified == ["alignment"]
+    assert verified.settings == {"romio_cb_write": "disable"}
+    assert verified.unverified == {"alignment": "1MiB"}
     # Simulated and replayed runs read nothing back: nothing to verify, nothing dropped.
     assert verify(evaluation, {"alignment": "why"}, measured=False).settings == settings
