@@ -56,7 +56,7 @@ from typing import Any
 from iotune.config import Config, load_config
 from iotune.settings import config_key
 from iotune.store import SCHEMA_VERSION
-from iotune.store_cache import cache_path
+from iotune.store.cache import cache_path
 
 MIB = 2**20
 CORES = (128, 256, 512, 1024)

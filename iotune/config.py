@@ -20,9 +20,9 @@ import yaml
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
 from iotune.launchers import make_launcher
-from iotune.measurements import TARGETS
 from iotune.settings import check_requirements
 from iotune.space import Limits, SearchSpace
+from iotune.store.records import TARGETS
 from iotune.units import parse_duration
 
 CONFIG_SCHEMA_VERSION = 1

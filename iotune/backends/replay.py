@@ -22,9 +22,9 @@ from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.files import file_sha256
-from iotune.measurements import read_dataframe
 from iotune.settings import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
+from iotune.store.index import read_dataframe
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def read_data(path: Path) -> pd.DataFrame:
     """A CSV or Parquet file (by suffix), or an iotune store (``*.jsonl`` or a directory
     with measurements.jsonl)."""
     if _is_store(path):
-        from iotune.measurements import read_dataframe
+        from iotune.store.index import read_dataframe
 
         return read_dataframe(path)
     if path.is_dir():

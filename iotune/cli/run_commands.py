@@ -32,11 +32,12 @@ from iotune.in_effect import (
     hints_not_in_effect,
 )
 from iotune.kernels import get_kernel
-from iotune.measurements import IN_EFFECT_PREFIX, Measurement, read_dataframe, write_csv
 from iotune.output import emit, progress, render_pairs
 from iotune.settings import describe_value, normalise_settings
 from iotune.space import check_configuration
 from iotune.store import Store
+from iotune.store.index import read_dataframe, write_csv
+from iotune.store.records import IN_EFFECT_PREFIX, Measurement
 from iotune.templates import starter_config
 
 

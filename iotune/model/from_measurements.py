@@ -9,7 +9,7 @@ at the target scale must not make ``cores`` look varied when every row with sett
 one scale. Settings with a single value in the remaining data carry no information and are
 left out.
 
-The time modelled is the tuned target's (:data:`iotune.measurements.TARGETS`): the write's
+The time modelled is the tuned target's (:data:`iotune.store.records.TARGETS`): the write's
 open-to-close time (``write_time``, the default and the paper's), the read's (``read_time``)
 or both added (``io_time``). Only rows that timed the target are used, so a store holding
 write-only and read runs of a kernel never mixes them in one fit.
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iotune.errors import DataError
-from iotune.measurements import TARGET_COLUMNS, TARGETS
 from iotune.settings import SETTINGS
 from iotune.space import SearchSpace
+from iotune.store.records import TARGET_COLUMNS, TARGETS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -27,12 +27,12 @@ import pandas as pd
 
 from iotune import __version__
 from iotune.errors import DataError, StoreError
-from iotune.measurements import Measurement
 from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.store import PROVENANCE, Store, now_iso
-from iotune.store_cache import Part, Snapshot, open_snapshot
-from iotune.store_segments import MEASUREMENT, OTHER
-from iotune.store_views import light_records, records_at, rows_frame, timed_ok_rows
+from iotune.store.cache import Part, Snapshot, open_snapshot
+from iotune.store.records import Measurement
+from iotune.store.segments import MEASUREMENT, OTHER
+from iotune.store.views import light_records, records_at, rows_frame, timed_ok_rows
 
 #: Order in which backends appear in a report.
 BACKEND_ORDER = ("mpi", "sim", "replay")
@@ -241,7 +241,7 @@ class Dataset:
 
 class StoreRecords(Sequence[Mapping[str, Any]]):
     """The records of a store as a report reads them: through the store's cache
-    (:mod:`iotune.store_cache`), so counting kernels and building one kernel's datasets
+    (:mod:`iotune.store.cache`), so counting kernels and building one kernel's datasets
     read only the columns they need; indexing or iterating reads whole records from the
     journal."""
 

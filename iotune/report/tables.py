@@ -15,10 +15,10 @@ from typing import Any
 
 from iotune.catalogue import HINT_PREFIX, SETTINGS
 from iotune.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
-from iotune.measurements import EFFECT_PREFIX, IN_EFFECT_PREFIX
 from iotune.report.data import Dataset, ScaleTune, SearchSession, settings_label
 from iotune.report.modelfit import ModelView, step_errors, term_rows
 from iotune.settings import describe_value
+from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX
 
 
 @dataclass

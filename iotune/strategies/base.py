@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from iotune.config import TuneConfig
-    from iotune.measurements import Measurement
+    from iotune.store.records import Measurement
 
 Configuration = dict[str, Any]
 STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
@@ -60,7 +60,7 @@ class SearchContext(ABC):
 
     #: The kernel searched, for messages.
     kernel: str = "?"
-    #: The time minimised and modelled (:data:`iotune.measurements.TARGETS`).
+    #: The time minimised and modelled (:data:`iotune.store.records.TARGETS`).
     target: str = "write"
 
     def __init__(self, candidates: Sequence[Configuration], budget: int | None) -> None:

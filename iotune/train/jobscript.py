@@ -27,7 +27,7 @@ REQUEUE_SIGNAL_LEAD_S = 120
 
 def seconds_per_run(store: Store, kernel: str) -> float:
     """Median wall time of this kernel's recorded runs, or a default when none exist."""
-    from iotune.store_cache import open_snapshot
+    from iotune.store.cache import open_snapshot
 
     if not store.exists():
         return DEFAULT_SECONDS_PER_RUN

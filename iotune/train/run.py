@@ -20,9 +20,9 @@ from typing import Any
 
 from iotune import interrupt
 from iotune.backends import Backend
-from iotune.measurements import StoreIndex
 from iotune.settings import describe_value
 from iotune.store import Store
+from iotune.store.index import StoreIndex
 from iotune.train.plan import ScalePlan, Task
 
 

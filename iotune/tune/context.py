@@ -7,7 +7,7 @@ real MPI runs, the simulator, recorded runs, or any object with the same interfa
 record to a :class:`Sink`:
 
 - :class:`StoreSink` appends to a store (read once, through a
-  :class:`~iotune.measurements.StoreIndex`), reuses earlier measurements of a configuration
+  :class:`~iotune.store.records.StoreIndex`), reuses earlier measurements of a configuration
   unless fresh, and gives the model the store's measurements of the kernel as training data;
 - :class:`MemorySink` keeps measurements in memory beside a given training frame (the
   benchmarks and tests, where nothing is written).
@@ -24,8 +24,9 @@ from iotune import interrupt
 from iotune.backends import Backend, RunRequest
 from iotune.errors import ConfigError
 from iotune.in_effect import IGNORED, effects_of, likely_reason
-from iotune.measurements import Measurement, StoreIndex, frame_of
 from iotune.settings import config_key, describe_value
+from iotune.store.index import StoreIndex
+from iotune.store.records import Measurement, frame_of
 from iotune.strategies.base import STATISTICS, Configuration, Evaluation, SearchContext
 from iotune.variability.state import (
     StatePolicy,

@@ -17,9 +17,9 @@ from typing import Any
 from iotune.backends import Backend
 from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError
-from iotune.measurements import StoreIndex
 from iotune.racing import race, race_reserve
 from iotune.store import Store
+from iotune.store.index import StoreIndex
 from iotune.strategies.base import Strategy, make_strategy, resolve_options
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
 from iotune.tune.result import TuneResult

@@ -19,7 +19,7 @@ import dataclasses
 from iotune.config import Config, KernelConfig
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
-from iotune.measurements import TARGETS
+from iotune.store.records import TARGETS
 
 #: The ``access`` each target needs when none is given, and the accesses that time it.
 NEEDED_ACCESS = {"write": "write", "read": "read", "total": "both"}

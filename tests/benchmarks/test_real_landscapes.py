@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iotune.measurements import StoreIndex
 from iotune.store import Store
+from iotune.store.index import StoreIndex
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

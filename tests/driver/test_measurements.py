@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from iotune import store_cache
 from iotune.cli.main import cli
-from iotune.measurements import Measurement, PhaseTimes, StoreIndex
 from iotune.store import Store
+from iotune.store import cache as store_cache
+from iotune.store import index as store_index
+from iotune.store.index import StoreIndex
+from iotune.store.records import Measurement, PhaseTimes
 
 
 def _record(key: str, total: float | None, status: str = "ok", campaign: str = "tune",
@@ -75,7 +77,7 @@ def test_one_tune_reads_the_store_once_through_its_cache(tmp_path, monkeypatch):
     def parsed(self: Store):
         raise AssertionError("a tune parses no line through Store.iter_records")
 
-    monkeypatch.setattr(store_cache, "open_snapshot", counted)
+    monkeypatch.setattr(store_index, "open_snapshot", counted)
     monkeypatch.setattr(Store, "iter_records", parsed)
     result = CliRunner().invoke(cli, [
         "tune", "--backend", "replay", "--replay-data", str(data), "--cores", "4",

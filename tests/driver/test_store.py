@@ -3,8 +3,8 @@
 import json
 import multiprocessing
 
-from iotune.measurements import read_dataframe
 from iotune.store import Store
+from iotune.store.index import read_dataframe
 
 
 def _record(i, status="ok"):

@@ -77,7 +77,7 @@ def test_fit_yaml_options_and_categorical(tmp_path: Path) -> None:
 
 def test_fit_reads_an_iotune_store(train_csv: Path, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import iotune.measurements
+    import iotune.store.index
 
     store = tmp_path / "store"
     store.mkdir()
@@ -88,7 +88,7 @@ def test_fit_reads_an_iotune_store(train_csv: Path, tmp_path: Path,
         seen.append(Path(path))
         return pd.read_csv(train_csv)
 
-    monkeypatch.setattr(iotune.measurements, "read_dataframe", fake_read_dataframe)
+    monkeypatch.setattr(iotune.store.index, "read_dataframe", fake_read_dataframe)
     result = CliRunner().invoke(fit_command, [str(store), "--params", "c,s,a,f", "--target",
                                               "write_time", "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from iotune import store_cache
-from iotune.measurements import Measurement, records_to_dataframe
 from iotune.store import Store
+from iotune.store import cache as store_cache
+from iotune.store.records import Measurement, records_to_dataframe
 
 
 def small_cache(monkeypatch) -> None:

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from store_helpers import fill, small_cache
 
-from iotune.measurements import read_dataframe, write_csv
-from iotune.store_cache import open_snapshot
-from iotune.store_views import all_rows, ok_rows, row_columns, rows_frame, write_rows_csv
+from iotune.store.cache import open_snapshot
+from iotune.store.index import read_dataframe, write_csv
+from iotune.store.views import all_rows, ok_rows, row_columns, rows_frame, write_rows_csv
 
 
 def reread(frame: pd.DataFrame) -> pd.DataFrame:

@@ -19,10 +19,11 @@ from store_helpers import (
     varied_record,
 )
 
-from iotune import store_cache
-from iotune.measurements import StoreIndex, frame_of, read_dataframe
 from iotune.report.data import build_datasets, choose_kernel, read_records
 from iotune.store import Store
+from iotune.store import cache as store_cache
+from iotune.store.index import StoreIndex, read_dataframe
+from iotune.store.records import frame_of
 
 
 @pytest.fixture(autouse=True)

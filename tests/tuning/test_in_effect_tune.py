@@ -10,8 +10,8 @@ import yaml
 from click.testing import CliRunner
 
 from iotune.cli.main import cli
-from iotune.measurements import Measurement
 from iotune.store import Store
+from iotune.store.records import Measurement
 from iotune.strategies.base import Evaluation
 from iotune.tune.result import verify
 

@@ -335,7 +335,7 @@ def test_an_unconfirmed_gain_says_how_many_runs_would_confirm_it():
 
 
 def test_replays_of_a_configuration_recorded_once_say_nothing_about_the_spread():
-    from iotune.measurements import Measurement
+    from iotune.store.records import Measurement
 
     def replayed(time: float, recorded: int) -> Measurement:
         return Measurement.from_record({

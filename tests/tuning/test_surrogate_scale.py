@@ -10,9 +10,10 @@ import pytest
 
 import iotune.model
 from iotune.backends.function import FunctionBackend
-from iotune.measurements import Measurement, StoreIndex, frame_of
 from iotune.space import Limits, SearchSpace
 from iotune.store import Store
+from iotune.store.index import StoreIndex
+from iotune.store.records import Measurement, frame_of
 from iotune.strategies import make_strategy
 from iotune.strategies.surrogate import bootstrap_forecast
 from iotune.tune import MeasuringContext, MemorySink

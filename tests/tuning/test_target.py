@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from iotune.cli.main import cli
 from iotune.config import parse_config
 from iotune.errors import ConfigError, DataError
-from iotune.measurements import Measurement
 from iotune.model.from_measurements import fit_for_settings
 from iotune.store import Store
+from iotune.store.records import Measurement
 from iotune.tune.target import with_target
 
 TINY = {"kernel": {"name": "vpic", "args": {"particles_per_rank": 2048, "timesteps": 1}},

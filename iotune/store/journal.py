@@ -15,7 +15,7 @@ directory): columnar segment files, each covering a byte range of the journal an
 partitioned by kernel, backend and campaign, so a reader loads only what it asks for. A
 reader brings the cache up to date by parsing only the journal bytes after what it covers,
 rebuilds it when the journal was replaced, truncated or rewritten, and never needs it:
-deleting the directory costs one full parse. See :mod:`iotune.store_cache`.
+deleting the directory costs one full parse. See :mod:`iotune.store.cache`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """What readers get from a store snapshot: measurements, flat frames, light records.
 
 Everything here reads the columns of the partitions it is given (see
-:mod:`iotune.store_cache`), never the whole store:
+:mod:`iotune.store.cache`), never the whole store:
 
-- :func:`rows_frame` is the frame :func:`iotune.measurements.frame_of` makes of the same
+- :func:`rows_frame` is the frame :func:`iotune.store.records.frame_of` makes of the same
   measurements (same columns in the same order, same values and dtypes), in store order;
 - :func:`measurements_of` and :class:`KeyedMeasurements` give
-  :class:`~iotune.measurements.Measurement` values whose ``record`` is read from the journal
+  :class:`~iotune.store.records.Measurement` values whose ``record`` is read from the journal
   on first use;
 - :func:`light_records` gives, for the report, the fields of records it reads by name.
 """
@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iotune.measurements import (
+from iotune.store.cache import Part
+from iotune.store.columns import ABSENT, NULL, NUMBER, Piece, combine, encode
+from iotune.store.records import (
     EFFECT_PREFIX,
     IDENTITY_COLUMNS,
     IN_EFFECT_PREFIX,
     Measurement,
     PhaseTimes,
 )
-from iotune.store_cache import Part
-from iotune.store_columns import ABSENT, NULL, NUMBER, Piece, combine, encode
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +53,7 @@ def all_rows(part: Part) -> np.ndarray:
 
 
 def ok_rows(part: Part) -> np.ndarray:
-    """Rows whose status is ``ok`` (what :func:`~iotune.measurements.frame_of` keeps)."""
+    """Rows whose status is ``ok`` (what :func:`~iotune.store.records.frame_of` keeps)."""
     return np.flatnonzero(equals(part.piece("status"), "ok"))
 
 

@@ -2,7 +2,7 @@
 
 The journal (:mod:`iotune.store`) is the truth; the cache is a directory beside it named
 after it with ``.cache`` added (``store.jsonl.cache/``; ``measurements.jsonl.cache/`` in a
-store directory) holding segment files (:mod:`iotune.store_segments`), each covering the
+store directory) holding segment files (:mod:`iotune.store.segments`), each covering the
 complete lines of one byte range of the journal. Reading a store (:func:`open_snapshot`):
 
 1. the segments chained from byte 0 are checked against the journal: same device and
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune.store_columns import Piece
-from iotune.store_segments import (
+from iotune.store.columns import Piece
+from iotune.store.segments import (
     MEASUREMENT,
     SEGMENT_ERRORS,
     TEMP_PREFIX,

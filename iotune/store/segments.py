@@ -4,7 +4,7 @@ A segment covers the complete lines of the journal from byte ``start`` to byte `
 keeps, for every record there, a row in one partition:
 
 - measurements (records with a kernel, not probe rounds) are partitioned by kernel, backend
-  and campaign (as :class:`~iotune.measurements.Measurement` reads them), so a reader loads
+  and campaign (as :class:`~iotune.store.records.Measurement` reads them), so a reader loads
   only the partitions it asks for; a row holds the record's identity columns, settings,
   params, phase times, bandwidth, bytes, state and the few fields readers ask for by name
   (``tune_id``, ``strategy``, ``elapsed_s``);
@@ -14,7 +14,7 @@ keeps, for every record there, a row in one partition:
 
 On disk a segment is one ``.seg`` file (see :class:`FileSegment`): a JSON header (range,
 record count, identity of the journal it was read from, partitions and their columns) and
-plain numeric arrays (no pickle; see :mod:`iotune.store_columns`). It is written to a
+plain numeric arrays (no pickle; see :mod:`iotune.store.columns`). It is written to a
 temporary name and renamed into place, so a reader sees a whole segment or none.
 """
 
@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from iotune.store_columns import ABSENT, Piece, encode
+from iotune.store.columns import ABSENT, Piece, encode
+from iotune.store.records import IDENTITY_COLUMNS, Measurement
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
 #: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect and whether each
@@ -62,8 +63,6 @@ class Partition:
 
 
 def measurement_columns() -> tuple[str, ...]:
-    from iotune.measurements import IDENTITY_COLUMNS
-
     return (*ROW_COLUMNS, *IDENTITY_COLUMNS, "@settings", "@params", "@total", "@open",
             "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
             *(f"@{name}" for name in EXTRA_FIELDS), *READ_COLUMNS, "@in_effect", "@effects")
@@ -72,8 +71,6 @@ def measurement_columns() -> tuple[str, ...]:
 def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
     """The partition of ``record`` and the values it keeps, in the order of
     :func:`measurement_columns` after the row columns (none for other records)."""
-    from iotune.measurements import IDENTITY_COLUMNS, Measurement
-
     if record.get("campaign") == "probe" or "kernel" not in record:
         return (OTHER, str(record.get("kernel")), str(record.get("backend", "")),
                 str(record.get("campaign") or "")), ()

@@ -1,36 +1,26 @@
-"""A measurement as a typed value, and an index of a store built in one pass.
+"""A measurement as a typed value: one store record read in one place.
 
-The store keeps records as JSON objects (see :mod:`iotune.store`); everything that reads
-them goes through :class:`Measurement`, which knows the record's layout (where the times,
-the bandwidth and the state are) once, and tolerates what some backends leave unknown (a
-replayed run has a total time and no phase times). :class:`StoreIndex` reads a store file
-once and answers what ``tune`` and ``train`` ask of it: earlier measurements of a
-configuration, finished work, the training frame and the probes.
+The store keeps records as JSON objects (see :mod:`iotune.store.journal`); everything that
+reads them goes through :class:`Measurement`, which knows the record's layout (where the
+times, the bandwidth and the state are) once, and tolerates what some backends leave
+unknown (a replayed run has a total time and no phase times). Reading a whole store is
+:mod:`iotune.store.index`'s.
 
 A record written by one version of iotune and read by another keeps every field:
 :attr:`Measurement.record` is the record as stored, and :meth:`Measurement.to_record`
 returns it.
-
-:class:`StoreIndex` and :func:`read_dataframe` read through the store's cache
-(:mod:`iotune.store_cache`): only the partitions asked for (kernel, backend, campaign) are
-loaded, and a measurement's ``record`` is read from the journal when first used.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from iotune.errors import StoreError
-from iotune.store import SCHEMA_VERSION, Store
+from iotune.store.journal import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from iotune.store_cache import Part, Snapshot
-    from iotune.store_segments import MemorySegment
 
 #: The phases whose times a record may carry: the write's (``total`` being its open to
 #: close) and the read's (``read_total`` being its open to close).
@@ -272,193 +262,6 @@ def records_to_dataframe(records: Iterable[Mapping[str, Any]], include_failed: b
                          ) -> pd.DataFrame:
     """A DataFrame of flat rows of store records (see :meth:`Measurement.row`)."""
     return frame_of((Measurement.from_record(r) for r in records), include_failed)
-
-
-def read_dataframe(path: str | os.PathLike[str], include_failed: bool = False, *,
-                   kernel: str | None = None, use_cache: bool = True) -> pd.DataFrame:
-    """The store at ``path`` as a DataFrame, one row per (successful) measurement (only of
-    ``kernel`` if given), in store order: the frame :func:`records_to_dataframe` makes of
-    the store's records, read through the cache unless ``use_cache`` is False.
-
-    Raises StoreError when there is no store at ``path``.
-    """
-    from iotune.store_cache import open_snapshot
-    from iotune.store_views import all_rows, ok_rows, rows_frame
-
-    store = Store(path)
-    if not store.exists():
-        raise StoreError(f"store {store.path}: no such file")
-    snapshot = open_snapshot(store.path, use_cache=use_cache)
-    return rows_frame(snapshot.parts(kernel=kernel), all_rows if include_failed else ok_rows)
-
-
-def write_csv(path: str | os.PathLike[str], out: str | os.PathLike[str],
-              include_failed: bool = False, *, kernel: str | None = None,
-              keep: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> int:
-    """Write the rows :func:`read_dataframe` would give (those ``keep`` leaves of each
-    chunk) to the CSV file ``out``, in chunks, so memory stays flat however large the
-    store; returns the number of rows. Raises StoreError when there is no store at ``path``.
-    """
-    from pathlib import Path
-
-    from iotune.store_cache import open_snapshot
-    from iotune.store_views import all_rows, ok_rows, write_rows_csv
-
-    store = Store(path)
-    if not store.exists():
-        raise StoreError(f"store {store.path}: no such file")
-    snapshot = open_snapshot(store.path)
-    return write_rows_csv(snapshot.parts(kernel=kernel), Path(out),
-                          all_rows if include_failed else ok_rows, keep=keep)
-
-
-class StoreIndex:
-    """Every measurement of one store as it was when the index was made, kept current as
-    this process appends (records other processes append later are not seen).
-
-    Answers by kernel, backend and campaign, reading only those partitions of the store's
-    cache; storage-probe rounds (``campaign: probe``, see :mod:`iotune.variability.probe`)
-    and other records without a kernel are kept apart in :attr:`probes`.
-    """
-
-    def __init__(self, store: Store, *, use_cache: bool = True) -> None:
-        from iotune.store_cache import open_snapshot
-
-        self.store = store
-        self.snapshot: Snapshot = open_snapshot(store.path, use_cache=use_cache)
-        self.appended: list[Measurement] = []
-        self._all: list[Measurement] | None = None
-        self._probes: list[dict[str, Any]] | None = None
-        self._tail: MemorySegment | None = None
-        self._snapshot_frames: dict[tuple[str, str], pd.DataFrame] = {}
-
-    @property
-    def measurements(self) -> list[Measurement]:
-        """Every measurement, in store order."""
-        if self._all is None:
-            self._all = self.select()
-        return [*self._all, *self.appended]
-
-    @property
-    def probes(self) -> list[dict[str, Any]]:
-        """Every record that is not a measurement (probe rounds), in store order."""
-        from iotune.store_segments import OTHER
-        from iotune.store_views import records_at
-
-        if self._probes is None:
-            self._probes = records_at(self.snapshot.journal, self.snapshot.parts(OTHER))
-        return self._probes
-
-    def append(self, record: dict[str, Any]) -> Measurement:
-        """Store ``record`` durably and index it; the measurement as written."""
-        if record.get("campaign") == "probe" or "kernel" not in record:
-            raise ValueError("only measurements are appended through the index")
-        measurement = Measurement.from_record(self.store.append(record))
-        self.appended.append(measurement)
-        self._tail = None
-        return measurement
-
-    def __iter__(self) -> Iterator[Measurement]:
-        return iter(self.measurements)
-
-    def _parts(self, *, kernel: str | None = None, backend: str | None = None,
-               campaign: str | None = None) -> list[Part]:
-        return self.snapshot.parts(kernel=kernel, backend=backend, campaign=campaign)
-
-    def _appended(self, *, kernel: str | None = None, backend: str | None = None,
-                  campaign: str | None = None) -> list[Measurement]:
-        return [m for m in self.appended
-                if (kernel is None or m.kernel == kernel)
-                and (backend is None or m.backend == backend)
-                and (campaign is None or m.campaign == campaign)]
-
-    def select(self, *, kernel: str | None = None, backend: str | None = None,
-               campaign: str | None = None) -> list[Measurement]:
-        """Measurements matching every given field, in store order."""
-        from iotune.store_views import measurements_of
-
-        if self._all is not None and kernel is None and backend is None and campaign is None:
-            return self.measurements
-        filters = {"kernel": kernel, "backend": backend, "campaign": campaign}
-        return [*measurements_of(self.snapshot.journal, self._parts(**filters)),
-                *self._appended(**filters)]
-
-    def by_key(self, *, backend: str, campaign: str) -> Mapping[str, list[Measurement]]:
-        """Measurements of ``backend`` in ``campaign`` grouped by configuration key, as they
-        are now (later appends are not added); a group is read when first asked for."""
-        from iotune.store_views import KeyedMeasurements
-
-        return KeyedMeasurements(self.snapshot.journal,
-                                 self._parts(backend=backend, campaign=campaign),
-                                 self._appended(backend=backend, campaign=campaign))
-
-    def training_frame(self, kernel: str, backend: str) -> pd.DataFrame:
-        """Successful measurements of ``kernel`` by ``backend`` (every campaign), flat: the
-        frame :func:`frame_of` makes of them.
-
-        A search asks for it after every batch, and only its own appends change between
-        asks: the snapshot's rows are built into a frame once, and each ask joins the
-        appended rows to it (:func:`_join_frames`), rebuilding the whole only when a
-        column's type cannot be told from the two parts'.
-        """
-        from iotune.store_cache import Part
-        from iotune.store_views import rows_frame
-
-        parts = self._parts(kernel=kernel, backend=backend)
-        base = self._snapshot_frames.get((kernel, backend))
-        if base is None:
-            base = self._snapshot_frames[(kernel, backend)] = rows_frame(parts)
-        tail_parts = []
-        if self.appended:
-            tail = self._tail_segment()
-            tail_parts = [Part(tail, i, info) for i, info in enumerate(tail.partitions)
-                          if info.key[1:3] == (kernel, backend)]
-        if not tail_parts:
-            return base.copy(deep=False)  # copy-on-write: the caller may change its frame
-        joined = _join_frames(base, rows_frame(tail_parts))
-        return rows_frame(parts + tail_parts) if joined is None else joined
-
-    def _tail_segment(self) -> MemorySegment:
-        """The measurements this index appended, as a segment after the snapshot's."""
-        import json
-
-        from iotune.store_segments import build_segment
-
-        if self._tail is None:
-            data = b"".join(json.dumps(m.record, sort_keys=True, default=str).encode() + b"\n"
-                            for m in self.appended)
-            self._tail = build_segment(data, self.snapshot.end, self.snapshot.records)
-        return self._tail
-
-
-def _join_frames(head: pd.DataFrame, tail: pd.DataFrame) -> pd.DataFrame | None:
-    """The frame :func:`~iotune.store_views.rows_frame` makes of two runs of rows, ``head``
-    before ``tail``, given the frame it makes of each; None when that cannot be told from
-    them.
-
-    Columns come in order of first appearance (``head``'s, then those new in ``tail``). A
-    column's type is inferred from all its values, so it is known from the parts' only when
-    both have the same type (a mix of text and missing values stays text, of objects
-    objects, of ints ints), or both are numbers, or one part lacks the column and the other
-    has numbers (floats then, with NaN). Otherwise (text beside a part without the column,
-    say) the caller rebuilds the whole.
-    """
-    import pandas as pd
-
-    if head.empty or tail.empty:
-        return (tail if head.empty else head).copy(deep=False)
-    numbers = ("int64", "float64")
-    for column in dict.fromkeys([*head.columns, *tail.columns]):
-        kinds = [str(part[column].dtype) if column in part.columns else None
-                 for part in (head, tail)]
-        if kinds[0] == kinds[1]:
-            continue
-        if all(kind is None or kind in numbers for kind in kinds):
-            continue
-        return None
-    columns = [*head.columns, *(c for c in tail.columns if c not in head.columns)]
-    joined = pd.concat([head, tail], ignore_index=True)
-    return joined[columns] if list(joined.columns) != columns else joined
 
 
 def _seconds(value: float | None) -> str:

@@ -1,0 +1,17 @@
+"""The measurement store: an append-only JSON-lines journal and what reads it.
+
+Its parts import downwards only:
+
+- :mod:`.journal`: the journal file (:class:`Store`: append, read, locking) and record ids;
+- :mod:`.records`: one record as a :class:`~.records.Measurement`, and flat rows of them;
+- :mod:`.columns`, :mod:`.segments`, :mod:`.cache`: the columnar cache beside the journal;
+- :mod:`.views`: frames, measurements and light records read from the cache;
+- :mod:`.index`: a whole store read through the cache (:class:`~.index.StoreIndex`,
+  :func:`~.index.read_dataframe`, :func:`~.index.write_csv`).
+
+The journal's names are here too, so ``from iotune.store import Store`` loads nothing else.
+"""
+
+from iotune.store.journal import PROVENANCE, SCHEMA_VERSION, Store, now_iso
+
+__all__ = ["PROVENANCE", "SCHEMA_VERSION", "Store", "now_iso"]
