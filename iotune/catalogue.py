@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from iotune.errors import ConfigError
 from iotune.units import format_bytes, parse_bytes
 
 HINT_PREFIX = "hint."
@@ -376,3 +377,12 @@ def mpiio_hints(settings: Mapping[str, Any]) -> dict[str, str]:
         elif SETTINGS[name].hint:
             hints[str(SETTINGS[name].hint)] = SETTINGS[name].to_argument(value)
     return hints
+
+
+def positive_bytes(value: object, where: str) -> int:
+    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule
+    (the rule of every byte-size setting)."""
+    try:
+        return ByteSize().parse(value)
+    except SettingValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None

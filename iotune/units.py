@@ -54,18 +54,6 @@ def parse_bytes(value: object) -> int:
     )
 
 
-def positive_bytes(value: object, where: str) -> int:
-    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule
-    (the rule of every byte-size setting in :mod:`iotune.catalogue`)."""
-    from iotune.catalogue import ByteSize, SettingValueError
-    from iotune.errors import ConfigError
-
-    try:
-        return ByteSize().parse(value)
-    except SettingValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-
-
 def format_bytes(n: int) -> str:
     """Shortest exact binary form of ``n``: ``4194304 -> '4MiB'``, ``1000 -> '1000'``."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

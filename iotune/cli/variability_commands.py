@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from iotune.catalogue import positive_bytes
 from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError
 from iotune.output import emit, progress, render_pairs, render_table
 from iotune.store import Store
-from iotune.units import parse_duration, positive_bytes
+from iotune.units import parse_duration
 
 if TYPE_CHECKING:
     from iotune.config import Config

@@ -35,9 +35,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.catalogue import positive_bytes
 from iotune.errors import ConfigError
 from iotune.settings import parse_bool
-from iotune.units import positive_bytes
 
 if TYPE_CHECKING:
     from iotune.application import Application

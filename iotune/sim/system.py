@@ -78,9 +78,8 @@ from typing import Any
 
 import yaml
 
-from iotune.catalogue import SETTINGS, SettingValueError
+from iotune.catalogue import SETTINGS, SettingValueError, positive_bytes
 from iotune.errors import ConfigError
-from iotune.units import positive_bytes
 
 CB_NODES_RULES = ("stripe_count", "nodes")
 #: Data sets a preset can be calibrated on (``calibration.target``).
