@@ -329,7 +329,7 @@ def _tune_text(result: TuneResult) -> str:
         summary["its settings"] = describe_settings(result.best.settings)
     if choice.speedup is not None and result.best is not result.default:
         summary["its speedup"] = _speedup_text(choice.speedup)
-    verified = result.verified()
+    verified = result.verified
     summary["recommended"] = ("the default configuration (nothing to change)"
                               if result.recommend_default else "the best found"
                               + (f", as {describe_settings(verified.settings)}"

@@ -248,8 +248,8 @@ class MeasuringContext(SearchContext):
     def _notice_ignored(self, settings: Mapping[str, Any], measurement: Measurement) -> None:
         """Stop varying each setting this run showed to change nothing here (its hint
         absent from the file, striping off Lustre: :data:`iotune.in_effect.IGNORED`)."""
-        if measurement.status != "ok":
-            return
+        if measurement.status != "ok" or not IGNORED.intersection(measurement.effects.values()):
+            return  # the statuses come with the measurement: no record is read for them
         result = measurement.record.get("result") or {}
         for name, effect in effects_of(settings, result).items():
             if effect.status in IGNORED and name not in self.ignored:

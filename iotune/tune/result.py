@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from iotune import __version__
@@ -71,6 +72,7 @@ class TuneResult:
     def recommended(self) -> Evaluation:
         return self.choice.recommended
 
+    @cached_property
     def verified(self) -> Verified:
         """The recommended configuration's settings that took effect (:func:`verify`)."""
         return verify(self.choice.recommended, self.ignored, self.backend == "mpi")
@@ -79,11 +81,11 @@ class TuneResult:
     def recommend_default(self) -> bool:
         """Whether the default is recommended: the race did not find a configuration
         better with confidence, or the better one's settings all took no effect."""
-        return self.choice.recommend_default or not self.verified().settings
+        return self.choice.recommend_default or not self.verified.settings
 
     @property
     def reason(self) -> str:
-        verified = self.verified()
+        verified = self.verified
         if self.choice.recommend_default or verified.settings:
             return self.choice.reason
         why = [f"{n}: {v['why']}" for n, v in verified.not_in_effect.items()]
@@ -137,7 +139,7 @@ class TuneResult:
         choice = self.choice
         chosen = choice.recommended
         gain = choice.speedup
-        verified = self.verified()
+        verified = self.verified
         doc: dict[str, Any] = {
             "schema_version": TUNED_SCHEMA_VERSION,
             "iotune_version": __version__,
