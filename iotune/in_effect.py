@@ -116,6 +116,27 @@ def describe_not_in_effect(missing: Mapping[str, tuple[str, str | None]]) -> str
                      for hint, (wanted, got) in missing.items())
 
 
+def row_not_in_effect(settings: Mapping[str, Any], statuses: Mapping[str, str],
+                      hints: Mapping[str, str]) -> str:
+    """One table cell for a stored run: its settings that did not take effect, as
+    ``name=requested (absent | not applicable | in effect: value)``. ``statuses`` are the
+    ones the run recorded (``effect.<setting>`` columns), which also cover what hints read
+    back cannot show (Open MPI echoes them); a run that recorded none is judged from
+    ``hints`` alone."""
+    if not statuses:
+        return describe_not_in_effect(hints_not_in_effect(settings, hints))
+    derived = setting_effects(settings, {"hints_in_effect": hints})
+    parts = []
+    for name, status in statuses.items():
+        if status not in (ABSENT, NOT_APPLICABLE, DIFFERS) or name not in derived:
+            continue
+        effect = derived[name]
+        shown = {ABSENT: "absent", NOT_APPLICABLE: "not applicable"}.get(status) or (
+            f"in effect: {effect.in_effect}" if effect.status == DIFFERS else "another value")
+        parts.append(f"{name}={effect.requested} ({shown})")
+    return ", ".join(parts)
+
+
 def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | None
                     ) -> dict[str, SettingEffect]:
     """One :class:`SettingEffect` per setting of canonical ``settings``, from a run's

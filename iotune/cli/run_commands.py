@@ -27,9 +27,8 @@ from iotune.in_effect import (
     DIFFERS,
     NOT_APPLICABLE,
     describe_effect,
-    describe_not_in_effect,
     effects_of,
-    hints_not_in_effect,
+    row_not_in_effect,
 )
 from iotune.kernels import get_kernel
 from iotune.output import emit, progress, render_pairs
@@ -37,7 +36,7 @@ from iotune.settings import describe_value, normalise_settings
 from iotune.space import check_configuration
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
-from iotune.store.records import IN_EFFECT_PREFIX, Measurement
+from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
 from iotune.templates import starter_config
 
 
@@ -202,17 +201,19 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
                 "write_time", "bandwidth_mib_s"]
     settings = _setting_columns(frame)
     hints = [c for c in frame.columns if str(c).startswith(IN_EFFECT_PREFIX)]
+    statuses = [c for c in frame.columns if str(c).startswith(EFFECT_PREFIX)]
     columns = [c for c in identity if c in frame.columns] + settings
     if include_failed:
         columns.append("error")
     if fmt != "table":  # machine-readable: every hint read back, one column each
         columns += hints
     rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
-    if fmt == "table" and hints:  # a person: only the hints that did not take effect
-        for row, full in zip(rows, frame[settings + hints].to_dict("records"), strict=True):
-            row["not_in_effect"] = describe_not_in_effect(
-                hints_not_in_effect(_present(full, settings),
-                                    _present(full, hints, strip=IN_EFFECT_PREFIX))) or "-"
+    if fmt == "table" and (hints or statuses):  # a person: what did not take effect
+        for row, full in zip(rows, frame[settings + hints + statuses].to_dict("records"),
+                             strict=True):
+            row["not_in_effect"] = row_not_in_effect(
+                _present(full, settings), _present(full, statuses, strip=EFFECT_PREFIX),
+                _present(full, hints, strip=IN_EFFECT_PREFIX)) or "-"
     emit(rows, fmt, rows=rows)
 
 

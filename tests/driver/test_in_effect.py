@@ -4,6 +4,7 @@ from iotune.in_effect import (
     describe_not_in_effect,
     hints_not_in_effect,
     likely_reason,
+    row_not_in_effect,
     same_hint_value,
     setting_effects,
 )
@@ -91,3 +92,17 @@ def test_under_open_mpi_with_romio_who_wrote_judges_collective_buffering():
     off = setting_effects({"romio_cb_write": "disable", "cb_buffer_size": 2**20}, run(4))
     assert off["romio_cb_write"].status == "in_effect"
     assert off["cb_buffer_size"].status == "unverified"  # who wrote says nothing of it
+
+
+def test_a_stored_runs_statuses_decide_its_table_cell_over_echoed_hints():
+    # Under Open MPI the hints read back are the ones given: only the stored status says
+    # they were not used.
+    settings = {"cb_nodes": 2, "stripe_count": 4}
+    echoed = {"cb_nodes": "2"}
+    cell = row_not_in_effect(settings, {"cb_nodes": "absent", "stripe_count": "not_applicable"},
+                             echoed)
+    assert cell == "cb_nodes=2 (absent), stripe_count=4 (not applicable)"
+    assert row_not_in_effect(settings, {"cb_nodes": "in_effect"}, echoed) == ""
+    # A run from before statuses were recorded: judged from its hints.
+    assert row_not_in_effect({"cb_nodes": 2}, {}, {"cb_nodes": "1"}) == \
+        "cb_nodes=2 (in effect: 1)"
