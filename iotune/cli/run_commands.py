@@ -205,8 +205,8 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
     columns = [c for c in identity if c in frame.columns] + settings
     if include_failed:
         columns.append("error")
-    if fmt != "table":  # machine-readable: every hint read back, one column each
-        columns += hints
+    if fmt != "table":  # machine-readable: every hint read back and every status
+        columns += hints + statuses
     rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
     if fmt == "table" and (hints or statuses):  # a person: what did not take effect
         for row, full in zip(rows, frame[settings + hints + statuses].to_dict("records"),
