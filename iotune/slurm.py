@@ -61,6 +61,14 @@ def job_id(environ: Mapping[str, str] | None = None) -> str | None:
     return (os.environ if environ is None else environ).get("SLURM_JOB_ID")
 
 
+def job_label(environ: Mapping[str, str] | None = None) -> str | None:
+    """The job as ``squeue`` names it: ``ARRAYJOB_TASK`` for a job array's task, else
+    ``SLURM_JOB_ID``; None outside a job. Both stay the same when the job is requeued."""
+    env = os.environ if environ is None else environ
+    array, task = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
+    return f"{array}_{task}" if array and task else env.get("SLURM_JOB_ID")
+
+
 def srun_argv(ranks: int, command: Sequence[str], nodes: int | None = None) -> list[str]:
     """``srun -n RANKS [-N NODES] --mpi=pmi2 COMMAND...``: one job step of ``ranks`` tasks."""
     argv = ["srun", "-n", str(ranks)]

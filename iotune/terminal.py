@@ -161,6 +161,13 @@ class Progress:
         line = f"{self.description} [{self.completed:>{width}}{of}]"
         self._write(f"{line} {text}".rstrip())
 
+    def move_to(self, completed: int) -> None:
+        """Set the steps done to ``completed`` (steps others did count too), printing
+        nothing."""
+        self.completed = completed
+        if self._bar is not None:
+            self._bar.update(self._task, completed=completed)
+
     def log(self, text: str) -> None:
         """A line of its own (above the bar on a terminal)."""
         if not self.enabled:

@@ -15,6 +15,8 @@ from iotune.config import Config, build_config, default_config_path, load_config
 from iotune.errors import ConfigError
 from iotune.kernels import get_kernel
 from iotune.output import FORMATS, progress
+from iotune.slurm import current_allocation
+from iotune.slurm import job_id as slurm_job_id
 from iotune.space import SearchSpace
 from iotune.units import format_bytes
 
@@ -277,3 +279,34 @@ def parse_assignments(items: Iterable[str], option: str) -> dict[str, Any]:
             value = raw
         out[name.strip()] = raw if isinstance(value, dict | list) or value is None else value
     return out
+
+
+def with_slurm_launcher(config: Config, launcher: str | None) -> Config:
+    """Inside a Slurm allocation runs go through srun unless a launcher was named."""
+    chosen = launcher or ("srun" if current_allocation() and config.system.launcher == "mpiexec"
+                          else None)
+    if chosen is None:
+        return config
+    if chosen == "srun" and not launcher:
+        progress("iotune: inside a Slurm allocation: launching with srun")
+    return config.with_overrides(launcher=chosen)
+
+
+def requeue_hint() -> str:
+    """`` or requeue the job: scontrol requeue JOB`` inside a Slurm job, else nothing."""
+    job = slurm_job_id()
+    return f" or requeue the job: scontrol requeue {job}" if job else ""
+
+
+def duration_text(seconds: float | None) -> str:
+    """``1h05m`` or ``4m09s``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def bandwidth_text(mib_s: float | None) -> str:
+    """``123.4 MiB/s, `` or nothing when the bytes are unknown (a user's program)."""
+    return f"{mib_s:.1f} MiB/s, " if mib_s is not None else ""

@@ -44,6 +44,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
       iotune init                         write a commented ./iotune.yaml
       iotune run --kernel vpic --cores 4  one real measurement
       iotune train                        measure a training design (batch job)
+      iotune status                       how far a training campaign is
       iotune tune --kernel vpic --cores 4 model-guided search, tuned YAML
       iotune apply tuned.yaml             shell lines for a job script
     """
@@ -57,11 +58,12 @@ def _register() -> None:
         model_commands,
         report_commands,
         run_commands,
+        train_commands,
         tune_commands,
         variability_commands,
     )
 
-    for command in [*run_commands.COMMANDS, *tune_commands.COMMANDS,
+    for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
                     *variability_commands.COMMANDS, *darshan_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")

@@ -1,4 +1,4 @@
-"""``iotune train``, ``iotune tune`` and ``iotune apply``."""
+"""``iotune tune`` and ``iotune apply``."""
 
 from __future__ import annotations
 
@@ -17,177 +17,34 @@ from iotune.apply import load_tuned, render
 from iotune.backends import make_backend
 from iotune.cli.common import (
     backend_options,
+    bandwidth_text,
     command_options,
     config_option,
     format_option,
     parse_assignments,
     remove_orphaned_runs,
+    requeue_hint,
     resolve_config,
     with_backend,
     with_command,
     with_kernel,
+    with_slurm_launcher,
 )
-from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.model.trust import prediction_warning
 from iotune.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.racing import CONFIDENCE
 from iotune.settings import describe_value
-from iotune.slurm import current_allocation
-from iotune.slurm import job_id as slurm_job_id
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
-from iotune.terminal import Progress, make_progress
+from iotune.terminal import make_progress
 from iotune.train import (
-    CampaignInterrupted,
-    Task,
-    check_fits_allocation,
     describe_settings,
-    done_tasks,
-    plan_campaign,
-    run_campaign,
 )
-from iotune.train.jobscript import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.tune import TuneResult, tune
 from iotune.tune.result import TARGET_TIMES
 from iotune.tune.target import with_target
-
-
-def _with_slurm_launcher(config: Config, launcher: str | None) -> Config:
-    """Inside a Slurm allocation runs go through srun unless a launcher was named."""
-    chosen = launcher or ("srun" if current_allocation() and config.system.launcher == "mpiexec"
-                          else None)
-    if chosen is None:
-        return config
-    if chosen == "srun" and not launcher:
-        progress("iotune: inside a Slurm allocation: launching with srun")
-    return config.with_overrides(launcher=chosen)
-
-
-@click.command("train")
-@config_option
-@click.option("--kernel", "kernel_name",
-              help="Kernel to train (vpic, ior) or a proxy file from 'iotune proxy' "
-                   "(default: the config's kernel).")
-@command_options
-@backend_options
-@click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
-              help="Override the config's launcher (inside Slurm the default is srun).")
-@click.option("--dry-run", is_flag=True, help="Print the plan (runs, scales, core-hours).")
-@click.option("--emit-sbatch", "sbatch_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a Slurm job script that runs this campaign, and exit.")
-@click.option("--partition", help="Slurm partition for --emit-sbatch.")
-@click.option("--account", help="Slurm account for --emit-sbatch.")
-@click.option("--retry-failed", is_flag=True,
-              help="Measure again the runs recorded as failed (runs killed from outside "
-                   "iotune are always measured again).")
-@click.option("--target", type=click.Choice(["write", "read", "total"]),
-              help="The time to minimise and model: write (default), read (read-back; the "
-                   "kernel runs with access read) or total (write then read; access both). "
-                   "Default: the config's tune.target.")
-@click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
-def train_command(config_path: Path | None, kernel_name: str | None,
-                  app_command: str | None, metric: str | None,
-                  backend_name: str | None, sim_system: str | None,
-                  noise: float | None, replay_data: Path | None, launcher: str | None,
-                  dry_run: bool, sbatch_path: Path | None, partition: str | None,
-                  account: str | None, retry_failed: bool, target: str | None,
-                  no_color: bool) -> None:
-    """Measure the training design of the config at every scale, into the store.
-
-    Resumable: rerun the same command after a crash or a time limit and it skips every run
-    already recorded. Inside a Slurm allocation runs are launched with srun.
-
-    \b
-    Examples:
-      iotune train -c configs/local.yaml --dry-run
-      iotune train -c vpic.yaml --emit-sbatch train.sbatch && sbatch train.sbatch
-    """
-    config = _with_slurm_launcher(resolve_config(config_path), launcher)
-    config = with_backend(config, backend_name, sim_system, noise, replay_data)
-    config, _ = with_kernel(config, kernel_name)
-    config = with_command(config, app_command, metric)
-    config = with_target(config, target)
-    plans = plan_campaign(config)
-    store = Store(config.store)
-    per_run = seconds_per_run(store, config.kernel.name)
-    if sbatch_path is not None:
-        write_job_script(sbatch_path, job_script(config, plans, per_run, partition, account))
-        progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
-        return
-    done = done_tasks(store, retry_failed)
-    if dry_run:
-        rows = [{"cores": p.scale.cores, "design": p.scale.design,
-                 "configurations": p.configurations, "repetitions": config.train.repetitions,
-                 "runs": len(p.tasks), "already_done": sum(t.ident in done for t in p.tasks)}
-                for p in plans]
-        click.echo(render_table(rows))
-        total = sum(len(p.tasks) for p in plans)
-        hours = core_hours(plans, per_run, config.system.cores_per_node)
-        click.echo(f"\n{total} runs, about {per_run:.0f} s each: estimated {hours:.2f} "
-                   f"core-hours; store {config.store}")
-        return
-    allocation = current_allocation()
-    if allocation:
-        check_fits_allocation(plans, allocation)
-    backend = make_backend(config)
-    remove_orphaned_runs(backend)
-    todo = sum(t.ident not in done for p in plans for t in p.tasks)
-    try:
-        with interrupt.handling_signals(), \
-                make_progress(todo, "train", no_color=no_color) as bar:
-            counts = run_campaign(plans, backend, store, retry_failed=retry_failed,
-                                  progress=lambda *args: _train_progress(bar, *args))
-    except CampaignInterrupted as stop:
-        progress(f"iotune: train stopped by {stop.name}: {stop.counts['ran']} run(s) recorded "
-                 f"this time, {stop.remaining} to go, the run in flight discarded; resume with "
-                 f"the same command{_requeue_hint()} (exit status {stop.exit_status})")
-        sys.exit(stop.exit_status)
-    progress(f"iotune: train done: {counts['ran']} run(s), {counts['skipped']} already in the "
-             f"store, {counts['failed']} failed; store {store.path}")
-    if counts["interrupted"]:
-        progress(f"iotune: {counts['interrupted']} run(s) were killed from outside iotune and "
-                 "are measured again when you rerun the same command")
-    if counts["failed"]:
-        progress("iotune: failed runs are recorded with their reason: iotune results --failed; "
-                 "measure them again with --retry-failed")
-
-
-def _requeue_hint() -> str:
-    job = slurm_job_id()
-    return f" or requeue the job: scontrol requeue {job}" if job else ""
-
-
-def _train_progress(bar: Progress, i: int, n: int, task: Task, record: dict[str, Any] | None,
-                    eta: float | None) -> None:
-    """Before a run: its configuration and the ETA; after it: its bandwidth or failure."""
-    if record is None:
-        eta_text = f"  ETA {_duration(eta)}" if eta is not None else ""
-        bar.advance(f"run {i}/{n}: {task.request.cores} ranks rep {task.rep + 1}: "
-                    f"{describe_settings(dict(task.request.settings))}{eta_text}", steps=0)
-    elif record["status"] == "ok":
-        result = record["result"]
-        times = result["times_s"]
-        if times.get("total") is None:  # a run that timed only its read
-            bar.advance(f"-> {_bandwidth_text(result.get('read_bandwidth_mib_s'))}"
-                        f"read {times['read_total']:.2f} s ({record['provenance']})")
-            return
-        read = f", read {times['read_total']:.2f} s" if "read_total" in times else ""
-        bar.advance(f"-> {_bandwidth_text(result.get('bandwidth_mib_s'))}"
-                    f"{times['total']:.2f} s{read} ({record['provenance']})")
-    elif record["status"] == "interrupted":
-        bar.advance(f"-> INTERRUPTED (measured again on resume): {record['error']}")
-    else:
-        bar.advance(f"-> FAILED: {record['error']}")
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 @click.command("tune", epilog="Strategies and their options:\n\n" + strategy_help())
@@ -244,7 +101,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
       iotune tune --kernel vpic --cores 2048 -o tuned.yaml
       iotune apply tuned.yaml
     """
-    config = _with_slurm_launcher(resolve_config(config_path), launcher)
+    config = with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)
@@ -266,7 +123,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     except interrupt.Interrupted as stop:
         progress(f"iotune: tune stopped by {stop.name}; the runs finished so far are in "
                  f"{store.path} and the run in flight was discarded; rerun the same command "
-                 f"to continue: it reuses them{_requeue_hint()} (exit status {stop.exit_status})")
+                 f"to continue: it reuses them{requeue_hint()} (exit status {stop.exit_status})")
         sys.exit(stop.exit_status)
     _check_something_ran(result)
     tuned = result.to_tuned()
@@ -379,14 +236,9 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
     f = result.figures(evaluation)
     if f.get("status") == "failed":
         return "failed: " + "; ".join(f["errors"][:1])
-    return (f"{_bandwidth_text(f.get('bandwidth_mib_s'))}{f['statistic']} {f['time_s']:.3f} s "
+    return (f"{bandwidth_text(f.get('bandwidth_mib_s'))}{f['statistic']} {f['time_s']:.3f} s "
             f"over {f['repetitions']} reps ({CONFIDENCE:.0%} interval "
             f"{_interval_text(f.get('interval_s'))} s)")
-
-
-def _bandwidth_text(mib_s: float | None) -> str:
-    """``123.4 MiB/s, `` or nothing when the bytes are unknown (a user's program)."""
-    return f"{mib_s:.1f} MiB/s, " if mib_s is not None else ""
 
 
 @click.command("apply")
@@ -414,4 +266,4 @@ def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> Non
     click.echo(render(tuned, fmt, directory=directory))
 
 
-COMMANDS = [train_command, tune_command, apply_command]
+COMMANDS = [tune_command, apply_command]

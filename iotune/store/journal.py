@@ -1,9 +1,10 @@
 """The measurement store: an append-only JSON-lines file, one record per measurement.
 
 Why not SQLite: its locking is unreliable on NFS and Lustre, where batch jobs keep their
-files. Appends here take a POSIX record lock (``fcntl.lockf``, honoured by NFS lockd), write
-one whole line with ``O_APPEND`` and ``fsync`` before returning, so a record is either fully
-on disk or absent. A line cut short by a crash (``kill -9`` mid-write) is ignored on read and
+files. Appends here hold the store's lock (a lock file created with ``O_EXCL``, which needs
+no working ``fcntl`` locks across nodes; see :mod:`iotune.store.lock`), write one whole line
+with ``O_APPEND`` and ``fsync`` before returning, so a record is either fully on disk or
+absent. A line cut short by a crash (``kill -9`` mid-write) is ignored on read and
 sealed with a newline by the next append, so later records stay readable.
 
 A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``.
@@ -20,16 +21,17 @@ deleting the directory costs one full parse. See :mod:`iotune.store.cache`.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from iotune.errors import StoreError
+from iotune.store.lock import JournalLock, fcntl_locked
 
 SCHEMA_VERSION = 1
 STORE_FILE_NAME = "measurements.jsonl"
@@ -56,6 +58,18 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = resolve_store_path(path)
+        self.lock = JournalLock(self.path)
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Hold the store's lock for a block: no other process appends meanwhile, and
+        :meth:`append` inside the block does not wait for it again. For a decision that
+        must see every record written before it (claiming a run)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: cannot create its directory: "
+                             f"{exc.strerror}") from None
+        return self.lock.held()
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
         """Write ``record`` (adding ``schema_version``, ``id`` and ``recorded_at``) durably.
@@ -65,62 +79,93 @@ class Store:
         full = {"schema_version": SCHEMA_VERSION, "id": uuid.uuid4().hex, **record,
                 "recorded_at": now_iso()}
         line = (json.dumps(full, sort_keys=True, default=str) + "\n").encode()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Read-write so the last byte is read through this descriptor: opening the file
-            # again and closing it would drop this process's lockf lock (POSIX locks belong to
-            # the process and file, and any close releases them).
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(
-                f"store {self.path}: cannot open for appending: {exc.strerror}"
-            ) from None
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX)
-            if _ends_without_newline(fd):
-                line = b"\n" + line
-            _write_all(fd, line)
-            os.fsync(fd)
-        except OSError as exc:
-            raise StoreError(f"store {self.path}: write failed: {exc.strerror}") from None
-        finally:
-            os.close(fd)  # closing releases the lock
+        with self.exclusive():
+            self._append_line(line)
         return full
+
+    def _append_line(self, line: bytes) -> None:
+        try:
+            append_durably(self.path, line)
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: cannot append: {exc.strerror}") from None
 
     def records(self) -> list[dict[str, Any]]:
         """Every complete record in file order; a torn or foreign line is skipped."""
         return list(self.iter_records())
 
     def iter_records(self) -> Iterator[dict[str, Any]]:
-        if not self.path.exists():
-            return
-        try:
-            handle = self.path.open("rb")
-        except OSError as exc:
-            raise StoreError(f"store {self.path}: cannot read: {exc.strerror}") from None
-        with handle:
-            for raw in handle:
-                if not raw.endswith(b"\n"):
-                    break  # torn last line of a crashed writer
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and "schema_version" in record:
-                    yield record
+        """Every complete record in file order, read as the file is walked (small memory)."""
+        for record, _ in journal_lines(self.path):
+            if record is not None:
+                yield record
+
+    def records_after(self, offset: int) -> tuple[list[dict[str, Any]], int]:
+        """The complete records whose lines start at or after byte ``offset``, and the byte
+        where the next look should start (after the last complete line)."""
+        return records_from(self.path, offset)
 
     def exists(self) -> bool:
         return self.path.exists()
+
+
+def journal_lines(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, Any] | None, int]]:
+    """Each complete line of a JSON-lines journal from byte ``offset``: its record (None for
+    a foreign or unparsable line) and the byte after it. A torn last line (a crashed
+    writer's) ends the walk."""
+    if not path.exists():
+        return
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise StoreError(f"store {path}: cannot read: {exc.strerror}") from None
+    with handle:
+        handle.seek(offset)
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break
+            offset += len(raw)
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                record = None
+            ok = isinstance(record, dict) and "schema_version" in record
+            yield (record if ok else None), offset
+
+
+def records_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """The complete records of a journal from byte ``offset`` (see :func:`journal_lines`)
+    and the byte after the last complete line."""
+    records = []
+    for record, end in journal_lines(path, offset):
+        offset = end
+        if record is not None:
+            records.append(record)
+    return records, offset
+
+
+def append_durably(path: Path, line: bytes) -> None:
+    """Append one newline-ended ``line`` to ``path`` and ``fsync`` it; the caller holds the
+    store's lock. A torn last line left by a crashed writer is sealed with a newline first,
+    so this line stays readable. Raises OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Opened while the lock is held, so NFS shows the file's current end. Read-write so the
+    # last byte is read through this descriptor: opening the file again and closing it would
+    # drop this process's lockf lock (POSIX locks belong to the process and file, and any
+    # close releases them).
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        with fcntl_locked(fd):
+            if _ends_without_newline(fd):
+                line = b"\n" + line
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the fcntl lock; the lock file goes after
 
 
 def _ends_without_newline(fd: int) -> bool:
     """True when the file behind ``fd`` is not empty and its last byte is not a newline."""
     size = os.fstat(fd).st_size
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

@@ -53,45 +53,59 @@ def core_hours(plans: Sequence[ScalePlan], per_run: float, cores_per_node: int) 
 
 
 def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
-               partition: str | None = None, account: str | None = None) -> str:
-    """A complete sbatch script that runs (or resumes) this training campaign."""
+               partition: str | None = None, account: str | None = None,
+               array: int | None = None) -> str:
+    """A complete sbatch script that runs (or resumes) this training campaign; with
+    ``array`` N, a job array of N tasks that share the campaign's runs (each task a worker,
+    see :mod:`iotune.train.run`), each given the time of its share."""
     if config.path is None:
         raise ValueError("a job script needs a config file on disk")
     config_path = config.path.resolve()
     max_cores = max(p.scale.cores for p in plans)
     nodes = -(-max_cores // config.system.cores_per_node)
     runs = sum(len(p.tasks) for p in plans)
-    seconds = estimate_seconds(plans, per_run)
+    workers = array or 1
+    seconds = max(MINIMUM_SECONDS, estimate_seconds(plans, per_run) / workers)
     directives = {
         "job-name": f"iotune-train-{config.kernel.name}",
         "nodes": nodes,
         "ntasks": max_cores,
         "time": slurm_time(seconds),
-        "output": config_path.parent / "iotune-train-%j.out",
+        "array": f"0-{workers - 1}" if array else None,
+        "output": config_path.parent / ("iotune-train-%A_%a.out" if array
+                                        else "iotune-train-%j.out"),
         "partition": partition or None,
         "account": account or None,
         "requeue": True,
-        "signal": f"B:TERM@{REQUEUE_SIGNAL_LEAD_S}",
+        "signal": f"B:USR1@{REQUEUE_SIGNAL_LEAD_S}",
         "open-mode": "append",  # a requeued start adds to the log instead of replacing it
     }
     scales = ", ".join(str(p.scale.cores) for p in plans)
     train = f"{shlex.quote(sys.executable)} -m iotune train -c {shlex.quote(str(config_path))}"
+    share = ([f"# A job array of {workers} tasks: each claims runs not yet recorded or claimed,",
+              "# so every run is measured once between them; a task that dies leaves its run",
+              "# to the others. Watch it: iotune status -c "
+              f"{shlex.quote(str(config_path))} --watch"] if array else [])
     return render_job_script(directives, [
         f"# iotune {__version__} training campaign: {runs} runs at {scales} cores,",
         f"# about {per_run:.0f} s per run. Resubmitting resumes where it stopped.",
-        "# Near the time limit Slurm sends this script SIGTERM (--signal); it passes it on to",
-        f"# iotune, which stops at once, keeps every run recorded and exits with status "
+        *share,
+        "# Near the time limit Slurm sends this script SIGUSR1 (--signal); it passes SIGTERM",
+        f"# on to iotune, which stops at once, keeps every run recorded and exits with status "
         f"{REQUEUE_EXIT};",
-        "# the job then requeues itself and the next start resumes the campaign.",
+        "# the job then requeues itself and the next start resumes the campaign. A SIGTERM",
+        "# (scancel) stops iotune the same way, without a requeue: the job ends, its runs stay.",
         "set -uo pipefail",
         f"cd {shlex.quote(str(config_path.parent))}",
+        "requeue=no",
+        "trap 'requeue=yes; kill -TERM \"$iotune\" 2>/dev/null' USR1",
         "trap 'kill -TERM \"$iotune\" 2>/dev/null' TERM",
         f"{train} &",
         "iotune=$!",
         'wait "$iotune"; status=$?',
         '# a trapped signal ends "wait" early: wait again for iotune\'s own status',
         'while kill -0 "$iotune" 2>/dev/null; do wait "$iotune"; status=$?; done',
-        f'if [ "$status" -eq {REQUEUE_EXIT} ]; then',
+        f'if [ "$status" -eq {REQUEUE_EXIT} ] && [ "$requeue" = yes ]; then',
         '  echo "iotune: requeueing job $SLURM_JOB_ID to resume the campaign"',
         '  scontrol requeue "$SLURM_JOB_ID"',
         "fi",

@@ -1,11 +1,17 @@
-"""Running a training campaign, resumably.
+"""Running a training campaign, resumably, by one worker or many at once.
 
 A task is done when the store holds a record with its configuration key, repetition number
 and campaign ``train`` that is ``ok`` or ``failed`` (a failure is an answer, not something
-to retry blindly; ``retry_failed`` reruns them). An ``interrupted`` record (the run's
-processes were killed from outside) does not count: the task is measured again. Records
-are written only after a run ends, so a job killed at any point loses at most the run in
-flight, and a rerun of the same command skips everything already recorded.
+to retry blindly; ``retry_failed`` reruns those recorded before this worker started). An
+``interrupted`` record (the run's processes were killed from outside) does not count: the
+task is measured again. Records are written only after a run ends, so a job killed at any
+point loses at most the run in flight, and a rerun of the same command skips everything
+already recorded.
+
+Any number of workers (``iotune train`` processes: the tasks of a Slurm job array, or jobs
+started at different times on different nodes) may run one campaign into one store: each
+claims a task before measuring it (:mod:`iotune.store.claims`), so every task is measured
+once between them, and a task whose worker died is taken over.
 
 A stop signal (:mod:`iotune.interrupt`) ends the campaign between two runs, or at once
 during a run, whose processes are killed and which is not recorded; the counts so far are
@@ -14,14 +20,18 @@ on the :class:`CampaignInterrupted` raised.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from iotune import interrupt
 from iotune.backends import Backend
+from iotune.errors import StoreError
 from iotune.settings import describe_value
 from iotune.store import Store
+from iotune.store.claims import HEARTBEATS_PER_LEASE, ClaimBook, Worker
 from iotune.store.index import StoreIndex
 from iotune.train.plan import ScalePlan, Task
 
@@ -52,33 +62,100 @@ def done_tasks(store: Store, retry_failed: bool = False) -> set[tuple[str, int]]
 
 def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
                  retry_failed: bool = False, progress: ProgressFn | None = None,
-                 campaign: str = "train") -> dict[str, int]:
-    """Run every task not yet in ``store``; returns counts of ran, skipped, failed and
-    interrupted runs.
+                 campaign: str = "train", worker: Worker | None = None) -> dict[str, int]:
+    """Measure the tasks not yet in ``store`` that no other worker measures; returns counts
+    of ran, skipped (recorded before this worker started), by_others (recorded by other
+    workers meanwhile), failed and interrupted runs.
 
     ``progress(i, n, task, record, eta_s)`` is called before each run (record None) and
-    after it (with the record written). Raises :class:`CampaignInterrupted` on a stop
-    signal (see the module docstring).
+    after it (with the record written): ``i`` is the run's place among the ``n`` tasks left
+    when this worker started (runs recorded by others count too). ``worker`` names this
+    process in the claims (default: a new worker outside Slurm). Raises
+    :class:`CampaignInterrupted` on a stop signal (see the module docstring).
     """
+    tasks = {t.ident: t for p in plans for t in p.tasks}
+    with store.exclusive():  # the journal's end, at a line boundary
+        offset = store.path.stat().st_size if store.exists() else 0
     done = done_tasks(store, retry_failed)
-    todo = [t for p in plans for t in p.tasks if t.ident not in done]
-    counts = {"ran": 0, "skipped": sum(len(p.tasks) for p in plans) - len(todo), "failed": 0,
+    todo = [ident for ident in tasks if ident not in done]
+    counts = {"ran": 0, "skipped": len(tasks) - len(todo), "by_others": 0, "failed": 0,
               "interrupted": 0}
-    started = time.monotonic()
-    for i, task in enumerate(todo, start=1):
-        elapsed = time.monotonic() - started
-        eta = elapsed / (i - 1) * (len(todo) - i + 1) if i > 1 else None
-        try:
-            interrupt.check()
-            if progress:
-                progress(i, len(todo), task, None, eta)
-            measured = backend.measure(task.request, task.rep)
-        except interrupt.Interrupted as stop:
-            raise CampaignInterrupted(stop.signum, counts, len(todo) - i + 1) from None
-        record = store.append({"campaign": campaign, **measured})
-        counts["ran"] += 1
-        counts["failed"] += record["status"] == "failed"
-        counts["interrupted"] += record["status"] == "interrupted"
-        if progress:
-            progress(i, len(todo), task, record, None)
+    worker = worker or Worker.this_process(job=None)
+    book = ClaimBook(store, campaign, done, offset)
+    book.start(worker)
+    started, outcome = time.monotonic(), "failed"
+    try:
+        with _heartbeats(book, worker):
+            while True:
+                interrupt.check()
+                claimed = book.claim_next(worker, todo)
+                if claimed is None:
+                    break
+                position = sum(ident in book.state.recorded for ident in todo) + 1
+                eta = _eta(time.monotonic() - started, counts["ran"], len(todo) - position + 1,
+                           book.live_workers(worker))
+                task = tasks[claimed]
+                if progress:
+                    progress(position, len(todo), task, None, eta)
+                record = _run_claimed(task, backend, store, book, worker, campaign)
+                if record is not None:
+                    counts["ran"] += 1
+                    counts["failed"] += record["status"] == "failed"
+                    counts["interrupted"] += record["status"] == "interrupted"
+                    if progress:
+                        progress(position, len(todo), task, record, None)
+        outcome = "done"
+    except interrupt.Interrupted as stop:
+        outcome = "interrupted"
+        left = sum(ident not in book.state.recorded for ident in todo)
+        raise CampaignInterrupted(stop.signum, counts, left) from None
+    finally:
+        _quietly(lambda: book.stop(worker, outcome))
+    counts["by_others"] = sum(ident in book.state.recorded for ident in todo) - counts["ran"]
     return counts
+
+
+def _run_claimed(task: Task, backend: Backend, store: Store, book: ClaimBook,
+                 worker: Worker, campaign: str) -> dict[str, Any] | None:
+    """Measure one claimed task and record it; the record written, or None when another
+    worker recorded the task first (it took the claim over while this one measured)."""
+    measured = backend.measure(task.request, task.rep)
+    written: list[dict[str, Any]] = []
+    book.record(worker, task.ident,
+                lambda: written.append(store.append({"campaign": campaign, **measured})))
+    return written[0] if written else None
+
+
+def _eta(elapsed: float, ran: int, left: int, workers: int) -> float | None:
+    """Seconds until the tasks left are measured, from this worker's pace, shared among the
+    live workers; None before a first run."""
+    if ran == 0:
+        return None
+    return elapsed / ran * left / max(1, workers)
+
+
+@contextmanager
+def _heartbeats(book: ClaimBook, worker: Worker) -> Iterator[None]:
+    """Tell the claims that ``worker`` is alive, from a thread, while the block runs (runs
+    may be longer than the lease)."""
+    stopped = threading.Event()
+    period = worker.lease_s / HEARTBEATS_PER_LEASE
+
+    def beat() -> None:
+        while not stopped.wait(period):
+            _quietly(lambda: book.heartbeat(worker))
+
+    thread = threading.Thread(target=beat, name="iotune-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopped.set()
+        thread.join()
+
+
+def _quietly(action: Callable[[], Any]) -> None:
+    """Run ``action``, ignoring a store error: a missed heartbeat or stop only lets another
+    worker take a claim over sooner or later, and must not end the campaign."""
+    with suppress(StoreError):
+        action()

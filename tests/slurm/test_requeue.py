@@ -26,7 +26,7 @@ APP = Path(__file__).resolve().parents[1] / "reliability" / "slow_app.py"
 #: test then checks nothing (with 20 repetitions, 80 s, it did on a quiet machine).
 REPETITIONS = 30
 TIME_LIMIT = "2"  # minutes, Slurm's smallest practical limit
-SIGNAL = "B:TERM@30"  # Slurm may send it up to 60 s early: between 30 s and 90 s in
+SIGNAL = "B:USR1@30"  # Slurm may send it up to 60 s early: between 30 s and 90 s in
 IDLE_S = 15  # seconds the node must read idle before the requeued job is hurried
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "iotune" / "store"
 #: The parts, lowest first: a part may import only parts before it.
-ORDER = ("journal", "columns", "records", "segments", "cache", "views", "index")
+ORDER = ("lock", "journal", "claims", "columns", "records", "segments", "cache", "views", "index")
 
 
 def _imported_parts(path: Path) -> set[str]:

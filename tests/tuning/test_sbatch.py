@@ -22,7 +22,7 @@ def test_job_script_lines(write_config, tmp_path):
         f"#SBATCH --output={path.resolve().parent / 'iotune-train-%j.out'}",
         "#SBATCH --partition=debug",
         "#SBATCH --requeue",  # no account directive without --account
-        "#SBATCH --signal=B:TERM@120",
+        "#SBATCH --signal=B:USR1@120",
         "#SBATCH --open-mode=append",
     ]
     assert lines[10].startswith("# iotune ")
@@ -30,9 +30,12 @@ def test_job_script_lines(write_config, tmp_path):
     assert lines[-1] == 'exit "$status"'
 
 
-def test_job_script_requeues_itself_when_iotune_stops_for_the_time_limit(write_config, tmp_path):
-    """The script's logic, run by bash with a fake iotune: exit 75 requeues, others do not."""
+def test_job_script_requeues_itself_on_the_time_limit_signal_only(write_config, tmp_path):
+    """The script's logic, run by bash around a fake iotune that exits 75 on SIGTERM: the
+    time-limit signal (USR1) requeues the job; scancel's SIGTERM and normal ends do not."""
+    import signal
     import subprocess
+    import time
 
     from iotune.interrupt import REQUEUE_EXIT
 
@@ -43,18 +46,42 @@ def test_job_script_requeues_itself_when_iotune_stops_for_the_time_limit(write_c
     bin_dir.mkdir()
     (bin_dir / "scontrol").write_text("#!/bin/sh\necho \"scontrol $*\" >> \"$LOG\"\n")
     (bin_dir / "scontrol").chmod(0o755)
-    for status, requeued in ((REQUEUE_EXIT, True), (0, False), (1, False)):
-        log = tmp_path / f"log{status}"
-        fake = text.replace(f"{sys.executable} -m iotune train -c {path.resolve()}",
-                            f"sh -c 'exit {status}'")
-        script = tmp_path / f"job{status}.sh"
-        script.write_text(fake)
-        done = subprocess.run(["bash", str(script)], capture_output=True, text=True,
-                              env={"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log),
-                                   "SLURM_JOB_ID": "42"})
-        assert done.returncode == status
+    cases = ((signal.SIGUSR1, REQUEUE_EXIT, True), (signal.SIGTERM, REQUEUE_EXIT, False),
+             (None, 0, False))
+    for sent, status, requeued in cases:
+        name = sent.name if sent else "none"
+        log, ready = tmp_path / f"log-{name}", tmp_path / f"ready-{name}"
+        fake = (f"sh -c 'trap \"exit {REQUEUE_EXIT}\" TERM; touch {ready}; "
+                f"{'sleep 30 & wait' if sent else 'exit 0'}'")
+        script = tmp_path / f"job-{name}.sh"
+        script.write_text(text.replace(
+            f"{sys.executable} -m iotune train -c {path.resolve()}", fake))
+        job = subprocess.Popen(["bash", str(script)], text=True,
+                               env={"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log),
+                                    "SLURM_JOB_ID": "42"})
+        deadline = time.monotonic() + 30
+        while sent and not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if sent:
+            job.send_signal(sent)
+        assert job.wait(timeout=30) == status, name
         assert (log.read_text() if log.exists() else "") == (
-            "scontrol requeue 42\n" if requeued else "")
+            "scontrol requeue 42\n" if requeued else ""), name
+
+
+def test_an_array_script_shares_the_campaign_among_its_tasks(write_config, tmp_path):
+    path = write_config({"system": {"cores_per_node": 2},
+                         "train": {"repetitions": 2,
+                                   "scales": [{"cores": 2}, {"cores": 4}]}})
+    config = load_config(path)
+    plans = plan_campaign(config)
+    text = job_script(config, plans, per_run=300.0, array=4)
+    lines = text.splitlines()
+    assert "#SBATCH --array=0-3" in lines
+    assert "#SBATCH --time=00:30:00" in lines  # 16 runs x 300 s x 1.5 / 4 tasks
+    assert f"#SBATCH --output={path.resolve().parent / 'iotune-train-%A_%a.out'}" in lines
+    assert "#SBATCH --requeue" in lines
+    assert any("iotune status -c" in line for line in lines)
 
 
 def test_seconds_per_run_is_the_median_of_the_kernels_recorded_wall_times(tmp_path):
