@@ -8,7 +8,8 @@ task is measured again. Records are written only after a run ends, so a job kill
 point loses at most the run in flight, and a rerun of the same command skips everything
 already recorded.
 
-Any number of workers (``iotune train`` processes: the tasks of a Slurm job array, or jobs
+A worker tries each task once: a task it recorded as ``interrupted`` is left to other
+workers or to the next start. Any number of workers (``iotune train`` processes: the tasks of a Slurm job array, or jobs
 started at different times on different nodes) may run one campaign into one store: each
 claims a task before measuring it (:mod:`iotune.store.claims`), so every task is measured
 once between them, and a task whose worker died is taken over.
@@ -86,11 +87,13 @@ def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
     started, outcome = time.monotonic(), "failed"
     try:
         with _heartbeats(book, worker):
+            unattempted = dict.fromkeys(todo)  # each task once per worker and session
             while True:
                 interrupt.check()
-                claimed = book.claim_next(worker, todo)
+                claimed = book.claim_next(worker, unattempted)
                 if claimed is None:
                     break
+                del unattempted[claimed]
                 position = sum(ident in book.state.recorded for ident in todo) + 1
                 eta = _eta(time.monotonic() - started, counts["ran"], len(todo) - position + 1,
                            book.live_workers(worker))
