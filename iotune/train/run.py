@@ -8,11 +8,11 @@ task is measured again. Records are written only after a run ends, so a job kill
 point loses at most the run in flight, and a rerun of the same command skips everything
 already recorded.
 
-A worker tries each task once: a task it recorded as ``interrupted`` is left to other
-workers or to the next start. Any number of workers (``iotune train`` processes: the tasks of a Slurm job array, or jobs
+Any number of workers (``iotune train`` processes: the tasks of a Slurm job array, or jobs
 started at different times on different nodes) may run one campaign into one store: each
 claims a task before measuring it (:mod:`iotune.store.claims`), so every task is measured
-once between them, and a task whose worker died is taken over.
+once between them, and a task whose worker died is taken over. A worker tries each task
+once: a task it recorded as ``interrupted`` is left to other workers or to the next start.
 
 A stop signal (:mod:`iotune.interrupt`) ends the campaign between two runs, or at once
 during a run, whose processes are killed and which is not recorded; the counts so far are
