@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.kernels.registry import register_kernel
 from iotune.kernels.spec import (
     ACCESS_MODES,
     ACCESS_PARAM,
@@ -128,7 +129,7 @@ class IorKernel(KernelSpec):
         return args, bool(values["collective"]) and values["api"] != "posix"
 
 
-IOR = IorKernel(
+IOR = register_kernel(IorKernel(
     "ior", "ior.py", "IOR-style segmented write: POSIX, MPI-IO or HDF5",
     (
         KernelParam("api", "choice", "mpiio", "I/O interface", APIS),
@@ -139,7 +140,7 @@ IOR = IorKernel(
         *COMMON_PARAMS,
         ACCESS_PARAM,
     ),
-)
+))
 
 
 def ior_pattern(ranks: int, bytes_per_rank: int, *, transfer_size: int | None = None,

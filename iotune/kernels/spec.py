@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.catalogue import positive_bytes
 from iotune.errors import ConfigError
+from iotune.kernels.registry import KERNELS, kernels_with
 from iotune.settings import parse_bool
 
 if TYPE_CHECKING:
@@ -174,8 +175,6 @@ class KernelSpec(ABC):
 
     def unsupported(self, feature: Feature) -> KernelFeatureError:
         """The error for asking this kernel for ``feature``, naming the kernels that have it."""
-        from iotune.kernels import kernels_with
-
         have = kernels_with(feature)
         who = (f"only {', '.join(have)} {'has' if len(have) == 1 else 'have'} one" if have
                else "no kernel has one")
@@ -248,8 +247,6 @@ _FIELD_CHOICES = {
 
 def _only_kernels_choosing(key: str) -> str:
     """``only the ior kernel takes a transfer size``: the kernels that may set ``key``."""
-    from iotune.kernels import KERNELS, kernels_with
-
     free = [k for k in kernels_with(Feature.SIMULATION)
             if key not in KERNELS[k].pattern_defaults().fixed]
     singular, plural = _FIELD_CHOICES[key]

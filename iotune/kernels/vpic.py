@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from iotune.errors import ConfigError
+from iotune.kernels.registry import register_kernel
 from iotune.kernels.spec import (
     ACCESS_MODES,
     ACCESS_PARAM,
@@ -106,7 +107,7 @@ class VpicKernel(KernelSpec):
         return args, bool(values["collective"])
 
 
-VPIC = VpicKernel(
+VPIC = register_kernel(VpicKernel(
     "vpic", "vpicio.py", "VPIC-IO particle write: 8 1-D datasets per timestep (HDF5)",
     (
         KernelParam("particles_per_rank", "count", 8 * 2**20, "particles per rank"),
@@ -115,7 +116,7 @@ VPIC = VpicKernel(
         ACCESS_PARAM,
     ),
     collective_default=True,
-)
+))
 
 
 def vpic_pattern(ranks: int, particles_per_rank: int = 8 * 2**20,
