@@ -16,7 +16,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from iotune.sim import Pattern, simulate_times
+from iotune.kernels.vpic import vpic_pattern
+from iotune.sim import simulate_times
 
 MIB = 2**20
 
@@ -40,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     configs = random_configs(args.configs, rng)
-    pattern = Pattern.vpic(8192)
+    pattern = vpic_pattern(8192)
     simulate_times(args.system, pattern, configs.head(10), rng=rng)  # warm up imports
     best = float("inf")
     for _ in range(args.repeat):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from iotune.kernels.vpic import vpic_pattern
 from iotune.sim import Pattern, load_system, model_breakdown, paper_space, simulate_times
 from iotune.sim.system import SimSystem
 from iotune.variability import (
@@ -56,7 +57,7 @@ def pick_configurations(system: SimSystem, cores: int,
     """Configurations of ``paper_space(cores)`` nearest to each ratio of the best model time
     (distinct, the best first) and their noise-free times."""
     space = paper_space(cores, cores_per_node=system.cores_per_node, ost_count=system.ost_count)
-    times = np.asarray(model_breakdown(system, Pattern.vpic(cores), space).time_s)
+    times = np.asarray(model_breakdown(system, vpic_pattern(cores), space).time_s)
     best = float(times.min())
     chosen: list[int] = []
     for ratio in ratios:
@@ -135,7 +136,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.monotonic()
     system = load_system(args.system)
-    pattern = Pattern.vpic(args.cores)
+    pattern = vpic_pattern(args.cores)
     ratios = [float(r) for r in args.ratios.split(",")]
     configs, truth = pick_configurations(system, args.cores, ratios)
     true_best = int(np.argmin(truth))

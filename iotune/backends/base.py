@@ -1,4 +1,9 @@
-"""The backend interface and registry."""
+"""The backend interface and registry.
+
+Each backend's module registers its factory with :func:`register_backend` when imported;
+importing :mod:`iotune.backends` imports the built-in ones (mpi, replay, sim), so the
+registry is full wherever a backend is made by name. This module imports none of them.
+"""
 
 from __future__ import annotations
 
@@ -78,8 +83,6 @@ class Backend(ABC):
         }
 
 
-
-
 BackendFactory = Callable[["Config"], Backend]
 
 
@@ -97,21 +100,15 @@ _REGISTRY: dict[str, BackendFactory] = {}
 
 
 def known_backends() -> list[str]:
-    _load_builtin()
+    """The names backends are registered under, sorted."""
     return sorted(_REGISTRY)
 
 
 def make_backend(config: Config, name: str | None = None) -> Backend:
     """The backend called ``name`` (default: the config's) set up from ``config``."""
-    _load_builtin()
     chosen = name or config.backend.name
     if chosen not in _REGISTRY:
         raise ConfigError(
             f"backend: unknown backend '{chosen}'; known backends: {', '.join(known_backends())}"
         )
     return _REGISTRY[chosen](config)
-
-
-def _load_builtin() -> None:
-    # Imported for their registration side effect, late to keep `import iotune` light.
-    from iotune.backends import mpi, replay, sim  # noqa: F401

@@ -22,6 +22,7 @@ from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.files import file_sha256
+from iotune.kernels import get_kernel
 from iotune.settings import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
 from iotune.store.index import read_dataframe
@@ -122,8 +123,6 @@ class ReplayBackend(Backend):
             time = float(np.median(times))
         else:
             time = float(times[replay_index(len(times), self.seed, request.key, rep)])
-        from iotune.kernels import get_kernel
-
         spec = get_kernel(request.kernel)
         written = (spec.bytes_per_rank(request.params) * request.cores if spec.knows_bytes
                    else None)

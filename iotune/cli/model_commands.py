@@ -11,7 +11,7 @@ import click
 import pandas as pd
 
 from iotune.errors import DataError
-from iotune.model import Model, fit_model, load_model
+from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
 from iotune.model.io import dump_yaml
 from iotune.output import progress, render_pairs, render_table, to_plain
 
@@ -161,9 +161,9 @@ def fit_command(data: Path, params: str, target: str, max_terms: int, actionable
                       monotone_completion=not no_monotone_completion, stop=stop,
                       min_gain=min_gain, cv_folds=cv_folds, seed=seed)
     source = data / "measurements.jsonl" if data.is_dir() else data
-    as_dict = model.to_dict(source=source)
+    as_dict = model_to_dict(model, source=source)
     if output is not None:
-        model.save(output, source=source)
+        save_model(model, output, source=source)
         progress(f"iotune: wrote model to {output}")
     if fmt == "json":
         click.echo(json.dumps(to_plain(as_dict), indent=2))

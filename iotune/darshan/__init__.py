@@ -9,7 +9,11 @@ Modules, from the log to a proxy and an I/O time estimate:
 * :mod:`~iotune.darshan.classes` groups files into equivalence classes;
 * :mod:`~iotune.darshan.summary` is the I/O summary of ``iotune profile``;
 * :mod:`~iotune.darshan.target` chooses the application's class and masked features;
-* :mod:`~iotune.darshan.analytic` derives the counters iotune's kernels would produce;
+* :mod:`~iotune.darshan.modelled` holds the rules of the counters iotune's kernels would
+  produce, and :mod:`~iotune.darshan.genes` what else the kernel specs describe their
+  Darshan features with (neither imports a kernel);
+* :mod:`~iotune.darshan.analytic` derives a kernel configuration's counters through its
+  spec;
 * :mod:`~iotune.darshan.match` ranks the kernels against an application;
 * :mod:`~iotune.darshan.search` finds the most similar kernel configuration;
 * :mod:`~iotune.darshan.proxy` finds, writes and reads proxy files;

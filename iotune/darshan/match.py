@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from iotune.darshan.analytic import Candidate, kernel_file
 from iotune.darshan.classes import equivalence_classes, pick_class
+from iotune.darshan.genes import LogHints
 from iotune.darshan.records import FileCounters, read_counters
-from iotune.darshan.search import LogHints
 from iotune.darshan.signature import FEATURE_INDEX, signature
 from iotune.darshan.similarity import similarities
 from iotune.darshan.target import SignatureTarget
@@ -39,14 +39,6 @@ class Reference:
     source: str
     vector: np.ndarray
     candidate: Candidate | None = None
-
-
-class Variant(NamedTuple):
-    """One catalogued kernel variant: its name, kernel arguments and ``collective``."""
-
-    name: str
-    args: dict[str, Any]
-    collective: bool
 
 
 def catalogue(target: FileCounters, target_vector: np.ndarray) -> list[Reference]:

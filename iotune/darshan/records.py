@@ -4,7 +4,7 @@ Darshan keeps one record per file and module (``rank`` -1 when every rank opened
 otherwise one record per rank), and one H5D record per HDF5 dataset, named
 ``file:/dataset``. :func:`file_counters` folds them into one :class:`FileCounters` per file
 name: a file's signature combines its POSIX, MPI-IO and HDF5 counters, as in the paper.
-The analytic kernel model (:mod:`iotune.darshan.analytic`) produces the same structure.
+The analytic kernel model (:mod:`iotune.darshan.modelled`) produces the same structure.
 """
 
 from __future__ import annotations

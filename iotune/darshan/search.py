@@ -30,11 +30,11 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from iotune.darshan.analytic import Candidate, kernel_file
+from iotune.darshan.genes import Gene, LogHints
 from iotune.darshan.records import FileCounters
 from iotune.darshan.signature import signature
 from iotune.darshan.similarity import pairwise_similarity
@@ -43,23 +43,6 @@ from iotune.kernels import Feature, KernelSpec, get_kernel, kernels_with
 
 #: The kernels ``iotune proxy`` searches by default: those with proxy genes.
 SEARCH_KERNELS = kernels_with(Feature.PROXY)
-#: The value grids kernel specs build their genes on.
-SIZE_GRID = tuple(2**k for k in range(6, 31))          # 64 B .. 1 GiB
-COUNT_GRID = tuple(2**k for k in range(0, 17))         # 1 .. 65536
-
-
-@dataclass(frozen=True)
-class Gene:
-    """One searchable argument: its name, allowed values and whether they are ordered."""
-
-    name: str
-    values: tuple[Any, ...]
-    ordered: bool = True
-
-
-def switch(name: str) -> Gene:
-    """An on/off gene."""
-    return Gene(name, (False, True), False)
 
 
 @dataclass(frozen=True)
@@ -97,51 +80,6 @@ class SearchResult:
     evaluations: int
     generations: int
     history: list[float] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class LogHints:
-    """Values read off the target file that widen the gene value lists.
-
-    ``sizes`` are its most common request sizes and mean read and write sizes;
-    ``requests_per_rank`` is per accessing rank; ``ranks`` is the job's rank count, which
-    every candidate uses (for a file per process, each rank writes its own file);
-    ``access`` is ``write``, ``read`` or ``both`` as the file was written, read or both.
-    """
-
-    sizes: tuple[int, ...]
-    requests_per_rank: int
-    ranks: int
-    access: str = "write"
-
-    @classmethod
-    def from_file(cls, fc: FileCounters) -> LogHints:
-        sizes: set[int] = set()
-        for prefix, c in (("POSIX", fc.posix), ("MPIIO", fc.mpiio)):
-            for i in range(1, 5):
-                size = int(c.get(f"{prefix}_ACCESS{i}_ACCESS", 0))
-                if size > 0:
-                    sizes.add(size)
-        for moved, count in ((fc.bytes_written, fc.writes), (fc.bytes_read, fc.reads)):
-            if count > 0 and moved > 0:
-                sizes.add(max(1, round(moved / count)))
-        per_rank = max(1, round(max(fc.writes, fc.reads) / max(fc.ranks, 1)))
-        return cls(tuple(sorted(sizes)), per_rank, max(fc.nprocs, fc.ranks, 1),
-                   access_of(fc.bytes_written, fc.bytes_read))
-
-
-def access_arg(access: str) -> dict[str, str]:
-    """The kernel argument for an access mode: none for ``write`` (the default), so a
-    write's arguments, and its configuration key, stay what they were before reads."""
-    return {} if access == "write" else {"access": access}
-
-
-def access_of(written: float, read: float) -> str:
-    """``read`` when only reads moved bytes, ``both`` when reads and writes did, else
-    ``write``."""
-    if read > 0:
-        return "both" if written > 0 else "read"
-    return "write"
 
 
 def genes_for(kernel: str, hints: LogHints) -> list[Gene]:

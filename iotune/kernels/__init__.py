@@ -6,7 +6,9 @@ command lines. Everything else iotune knows about a kernel (its bytes per rank, 
 simulated access pattern, its Darshan signature, its proxy genes) lives in its spec,
 one module each (:mod:`iotune.kernels.vpic`, :mod:`iotune.kernels.ior`), behind the
 interface of :class:`~iotune.kernels.spec.KernelSpec`; no other module switches on a
-kernel's name.
+kernel's name. Each kernel's module registers its spec in :mod:`iotune.kernels.registry`;
+importing this package imports them all, so the registry is full wherever a kernel is
+looked up by name.
 
 A kernel's fixed arguments (``params``) map to ``--<name-with-dashes> VALUE`` like
 settings do; boolean flags without a value (``verify``, ``keep``) are passed bare.
@@ -18,16 +20,14 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from iotune.errors import ConfigError
-from iotune.kernels.command import COMMAND
-from iotune.kernels.ior import IOR
+from iotune.kernels import command, ior, vpic  # noqa: F401
+from iotune.kernels.registry import KERNELS, get_kernel, kernels_with
 from iotune.kernels.spec import (
     Feature,
     KernelFeatureError,
     KernelParam,
     KernelSpec,
 )
-from iotune.kernels.vpic import VPIC
 
 __all__ = [
     "BARE_FLAGS",
@@ -42,25 +42,6 @@ __all__ = [
 ]
 
 BARE_FLAGS = ("verify", "keep")
-
-KERNELS: dict[str, KernelSpec] = {k.name: k for k in (VPIC, IOR, COMMAND)}
-
-
-def get_kernel(name: str, where: str = "kernel") -> KernelSpec:
-    """The kernel called ``name``; ConfigError listing the known ones otherwise."""
-    try:
-        return KERNELS[name]
-    except KeyError:
-        bundled = sorted(k for k, spec in KERNELS.items() if spec.script)
-        raise ConfigError(
-            f"{where}: unknown kernel '{name}'; known kernels: {', '.join(bundled)} (your own "
-            "program: kernel: {command: ...} or --command)"
-        ) from None
-
-
-def kernels_with(feature: Feature) -> tuple[str, ...]:
-    """Names of the kernels that have ``feature``, sorted."""
-    return tuple(sorted(name for name, spec in KERNELS.items() if spec.supports(feature)))
 
 
 def kernel_argv(spec: KernelSpec, params: Mapping[str, Any],

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.application import Application, check_injectable, parse_application
+from iotune.kernels.registry import register_kernel
 from iotune.kernels.spec import KernelFeatureError, KernelParam, KernelSpec
 
 NAME = "command"
@@ -46,7 +47,7 @@ class CommandSpec(KernelSpec):
         check_injectable(dict.fromkeys(names), where)
 
 
-COMMAND = CommandSpec(
+COMMAND = register_kernel(CommandSpec(
     NAME, "", "a user's own MPI program, run unmodified with the settings injected",
     (
         KernelParam("command", "text", None, "the program's command line; {cores}, {nodes} "
@@ -57,4 +58,4 @@ COMMAND = CommandSpec(
         KernelParam("preload", "choice", "auto", "load the preload library: auto, yes, no",
                     ("auto", "yes", "no")),
     ),
-)
+))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.kernels.registry import register_kernel
 from iotune.kernels.spec import (
     ACCESS_MODES,
     ACCESS_PARAM,
@@ -20,9 +21,8 @@ from iotune.kernels.spec import (
 )
 
 if TYPE_CHECKING:
-    from iotune.darshan.match import Variant
+    from iotune.darshan.genes import Gene, LogHints, Variant
     from iotune.darshan.records import FileCounters
-    from iotune.darshan.search import Gene, LogHints
     from iotune.sim.pattern import Pattern, PatternDefaults
 
 APIS = ("posix", "mpiio", "hdf5")
@@ -46,18 +46,15 @@ class IorKernel(KernelSpec):
     def sim_pattern(self, ranks: int, params: Mapping[str, Any],
                     nodes: int | None = None) -> Pattern:
         """The segments as one block per rank: the model has no segments."""
-        from iotune.sim.pattern import Pattern
-
-        return Pattern(kernel=self.name, ranks=ranks, nodes=nodes,
-                       bytes_per_rank=self.bytes_per_rank(params),
-                       transfer_size=int(self.arg(params, "transfer_size")),
-                       file_per_process=bool(self.arg(params, "file_per_process")),
-                       api=str(self.arg(params, "api")))
+        return self.pattern(ranks, self.bytes_per_rank(params), nodes=nodes,
+                            transfer_size=int(self.arg(params, "transfer_size")),
+                            file_per_process=bool(self.arg(params, "file_per_process")),
+                            api=str(self.arg(params, "api")))
 
     def darshan_file(self, args: Mapping[str, Any], ranks: int,
                      collective: bool) -> FileCounters:
         """One shared file, or (``file_per_process``) the file of one rank."""
-        from iotune.darshan.analytic import modelled_file, request_pattern
+        from iotune.darshan.modelled import modelled_file, request_pattern
 
         api = str(args["api"])
         transfer = int(args["transfer_size"])
@@ -86,8 +83,7 @@ class IorKernel(KernelSpec):
         """Every api with a file per process or a shared file; mpiio and hdf5 shared files
         also collectively. An application that reads gets variants that time a read
         (``access`` read or both)."""
-        from iotune.darshan.match import Variant
-        from iotune.darshan.search import access_arg
+        from iotune.darshan.genes import Variant, access_arg
 
         out = []
         for api in APIS:
@@ -104,7 +100,7 @@ class IorKernel(KernelSpec):
     def proxy_genes(self, hints: LogHints) -> list[Gene]:
         """The block is ``transfer_size`` x ``transfers_per_block``, so the transfer size
         always divides it."""
-        from iotune.darshan.search import COUNT_GRID, SIZE_GRID, Gene, switch
+        from iotune.darshan.genes import COUNT_GRID, SIZE_GRID, Gene, switch
 
         sizes = tuple(sorted(set(SIZE_GRID) | set(hints.sizes)))
         counts = tuple(sorted(set(COUNT_GRID) | {hints.requests_per_rank}))
@@ -121,7 +117,7 @@ class IorKernel(KernelSpec):
 
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         """POSIX has no collective writes, so ``collective`` is off with it."""
-        from iotune.darshan.search import access_arg
+        from iotune.darshan.genes import access_arg
 
         transfer = int(values["transfer_size"])
         args = {"api": values["api"], "transfer_size": transfer,
@@ -133,7 +129,7 @@ class IorKernel(KernelSpec):
         return args, bool(values["collective"]) and values["api"] != "posix"
 
 
-IOR = IorKernel(
+IOR = register_kernel(IorKernel(
     "ior", "ior.py", "IOR-style segmented write: POSIX, MPI-IO or HDF5",
     (
         KernelParam("api", "choice", "mpiio", "I/O interface", APIS),
@@ -144,4 +140,13 @@ IOR = IorKernel(
         *COMMON_PARAMS,
         ACCESS_PARAM,
     ),
-)
+))
+
+
+def ior_pattern(ranks: int, bytes_per_rank: int, *, transfer_size: int | None = None,
+                nodes: int | None = None, file_per_process: bool = False,
+                api: str | None = None, collective: bool | None = None) -> Pattern:
+    """The simulated pattern of IOR writing ``bytes_per_rank`` per rank; unset fields take
+    IOR's own defaults (256 KiB transfers, POSIX, independent)."""
+    return IOR.pattern(ranks, bytes_per_rank, nodes=nodes, transfer_size=transfer_size,
+                       file_per_process=file_per_process, api=api, collective=collective)

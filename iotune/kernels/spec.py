@@ -8,7 +8,9 @@ A kernel spec owns what would otherwise be a switch on the kernel's name somewhe
   either implements all of or none of:
 
   - :attr:`Feature.SIMULATION`: the access pattern the ``sim`` backend models
-    (:meth:`~KernelSpec.pattern_defaults`, :meth:`~KernelSpec.sim_pattern`);
+    (:meth:`~KernelSpec.pattern_defaults`, :meth:`~KernelSpec.sim_pattern`); the
+    simulated patterns (:class:`iotune.sim.pattern.Pattern`) come from here, through
+    :meth:`~KernelSpec.pattern`;
   - :attr:`Feature.DARSHAN`: the counters a Darshan-instrumented run records and the
     variants ``iotune match`` compares (:meth:`~KernelSpec.darshan_file`,
     :meth:`~KernelSpec.match_variants`);
@@ -37,13 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.catalogue import positive_bytes
 from iotune.errors import ConfigError
+from iotune.kernels.registry import KERNELS, kernels_with
 from iotune.settings import parse_bool
 
 if TYPE_CHECKING:
     from iotune.application import Application
-    from iotune.darshan.match import Variant
+    from iotune.darshan.genes import Gene, LogHints, Variant
     from iotune.darshan.records import FileCounters
-    from iotune.darshan.search import Gene, LogHints
     from iotune.sim.pattern import Pattern, PatternDefaults
 
 
@@ -173,8 +175,6 @@ class KernelSpec(ABC):
 
     def unsupported(self, feature: Feature) -> KernelFeatureError:
         """The error for asking this kernel for ``feature``, naming the kernels that have it."""
-        from iotune.kernels import kernels_with
-
         have = kernels_with(feature)
         who = (f"only {', '.join(have)} {'has' if len(have) == 1 else 'have'} one" if have
                else "no kernel has one")
@@ -189,6 +189,27 @@ class KernelSpec(ABC):
                     nodes: int | None = None) -> Pattern:
         """SIMULATION: what ``ranks`` ranks of this kernel with ``params`` write."""
         raise self.unsupported(Feature.SIMULATION)
+
+    def pattern(self, ranks: int, bytes_per_rank: int, *, nodes: int | None = None,
+                transfer_size: int | None = None, file_per_process: bool = False,
+                api: str | None = None, collective: bool | None = None,
+                variables: int | None = None) -> Pattern:
+        """SIMULATION: a pattern of this kernel with the fields given; those left ``None``
+        take :meth:`pattern_defaults`. ConfigError for a field the kernel has no choice over
+        (naming the kernels that have), or that the pattern's rules refuse."""
+        from iotune.sim.pattern import Pattern
+
+        defaults = self.pattern_defaults()
+        given = {"transfer_size": transfer_size, "file_per_process": file_per_process}
+        for key in defaults.fixed:
+            if given[key] not in (None, False):
+                raise ConfigError(f"pattern.{key}: {_only_kernels_choosing(key)}")
+        return Pattern(
+            kernel=self.name, ranks=ranks, bytes_per_rank=bytes_per_rank, nodes=nodes,
+            transfer_size=defaults.transfer_size if transfer_size is None else transfer_size,
+            file_per_process=file_per_process, api=defaults.api if api is None else api,
+            collective=defaults.collective if collective is None else collective,
+            variables=defaults.variables if variables is None else variables)
 
     def darshan_file(self, args: Mapping[str, Any], ranks: int,
                      collective: bool) -> FileCounters:
@@ -215,6 +236,23 @@ class KernelSpec(ABC):
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         """PROXY: the kernel arguments and ``collective`` setting that gene ``values`` mean."""
         raise self.unsupported(Feature.PROXY)
+
+
+#: What each field a kernel may fix would give it, for the error naming who takes it.
+_FIELD_CHOICES = {
+    "transfer_size": ("takes a transfer size", "take a transfer size"),
+    "file_per_process": ("writes one file per process", "write one file per process"),
+}
+
+
+def _only_kernels_choosing(key: str) -> str:
+    """``only the ior kernel takes a transfer size``: the kernels that may set ``key``."""
+    free = [k for k in kernels_with(Feature.SIMULATION)
+            if key not in KERNELS[k].pattern_defaults().fixed]
+    singular, plural = _FIELD_CHOICES[key]
+    if len(free) == 1:
+        return f"only the {free[0]} kernel {singular}"
+    return f"only the kernels {', '.join(free)} {plural}"
 
 
 def _normalise_param(spec: KernelParam, value: Any, where: str) -> Any:

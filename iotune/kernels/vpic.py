@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.errors import ConfigError
+from iotune.kernels.registry import register_kernel
 from iotune.kernels.spec import (
     ACCESS_MODES,
     ACCESS_PARAM,
@@ -20,9 +22,8 @@ from iotune.kernels.spec import (
 )
 
 if TYPE_CHECKING:
-    from iotune.darshan.match import Variant
+    from iotune.darshan.genes import Gene, LogHints, Variant
     from iotune.darshan.records import FileCounters
-    from iotune.darshan.search import Gene, LogHints
     from iotune.sim.pattern import Pattern, PatternDefaults
 
 BYTES_PER_PARTICLE = 32
@@ -49,15 +50,12 @@ class VpicKernel(KernelSpec):
     def sim_pattern(self, ranks: int, params: Mapping[str, Any],
                     nodes: int | None = None) -> Pattern:
         """All timesteps as one write of ``DATASETS`` variables (the model has no groups)."""
-        from iotune.sim.pattern import Pattern
-
-        return Pattern(kernel=self.name, ranks=ranks, nodes=nodes,
-                       bytes_per_rank=self.bytes_per_rank(params))
+        return self.pattern(ranks, self.bytes_per_rank(params), nodes=nodes)
 
     def darshan_file(self, args: Mapping[str, Any], ranks: int,
                      collective: bool) -> FileCounters:
         """One shared HDF5 file; a group and ``DATASETS`` datasets per timestep."""
-        from iotune.darshan.analytic import modelled_file, request_pattern
+        from iotune.darshan.modelled import modelled_file, request_pattern
 
         timesteps = int(args["timesteps"])
         per_rank = DATASETS * timesteps
@@ -77,8 +75,7 @@ class VpicKernel(KernelSpec):
 
     def match_variants(self, size: int, requests_per_rank: int, access: str,
                        syncs: bool) -> list[Variant]:
-        from iotune.darshan.match import Variant
-        from iotune.darshan.search import access_arg
+        from iotune.darshan.genes import Variant, access_arg
 
         args = {"particles_per_rank": max(1, size // BYTES_PER_VALUE),
                 "timesteps": max(1, round(requests_per_rank / DATASETS)),
@@ -87,7 +84,7 @@ class VpicKernel(KernelSpec):
                 Variant("vpic-independent", dict(args), False)]
 
     def proxy_genes(self, hints: LogHints) -> list[Gene]:
-        from iotune.darshan.search import SIZE_GRID, Gene, switch
+        from iotune.darshan.genes import SIZE_GRID, Gene, switch
 
         particles = {s // BYTES_PER_VALUE for s in (*SIZE_GRID, *hints.sizes)
                      if s >= BYTES_PER_VALUE}
@@ -101,7 +98,7 @@ class VpicKernel(KernelSpec):
         return {"particles_per_rank": size // BYTES_PER_VALUE, "access": hints.access}
 
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-        from iotune.darshan.search import access_arg
+        from iotune.darshan.genes import access_arg
 
         args = {"particles_per_rank": int(values["particles_per_rank"]),
                 "timesteps": int(values["timesteps"]),
@@ -110,7 +107,7 @@ class VpicKernel(KernelSpec):
         return args, bool(values["collective"])
 
 
-VPIC = VpicKernel(
+VPIC = register_kernel(VpicKernel(
     "vpic", "vpicio.py", "VPIC-IO particle write: 8 1-D datasets per timestep (HDF5)",
     (
         KernelParam("particles_per_rank", "count", 8 * 2**20, "particles per rank"),
@@ -119,4 +116,16 @@ VPIC = VpicKernel(
         ACCESS_PARAM,
     ),
     collective_default=True,
-)
+))
+
+
+def vpic_pattern(ranks: int, particles_per_rank: int = 8 * 2**20,
+                 nodes: int | None = None) -> Pattern:
+    """The simulated pattern of the ``vpic`` kernel with ``particles_per_rank`` particles
+    (default 8 Mi = 256 MiB) in one timestep."""
+    if (isinstance(particles_per_rank, bool) or not isinstance(particles_per_rank, int)
+            or particles_per_rank <= 0):
+        raise ConfigError(f"pattern.particles_per_rank: {particles_per_rank!r} is not a "
+                          "positive integer")
+    return VPIC.sim_pattern(ranks, {"particles_per_rank": particles_per_rank, "timesteps": 1},
+                            nodes)

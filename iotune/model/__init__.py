@@ -3,14 +3,15 @@
 ``fit_model`` selects terms ``prod_i x_i^p_i`` (``p_i in {-1, 0, 1}``) greedily by the
 relative error of eq. 4, with coefficients by least squares (eq. 2), and completes a basis
 that is monotone in an actionable parameter; ``Model.predict`` evaluates it;
-``Model.save`` / ``load_model`` keep it in a human-readable YAML file.
+``save_model`` / ``load_model`` keep it in a human-readable YAML file, whose plain data
+``model_to_dict`` gives.
 """
 
 from __future__ import annotations
 
 from iotune.model.fit import fit_model
-from iotune.model.io import load_model, save_model
-from iotune.model.model import SCHEMA_VERSION, Completion, FitSettings, FitStats, Model, Step
+from iotune.model.io import SCHEMA_VERSION, load_model, model_to_dict, save_model
+from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
 from iotune.model.terms import Term
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "Term",
     "fit_model",
     "load_model",
+    "model_to_dict",
     "save_model",
 ]

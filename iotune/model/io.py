@@ -8,7 +8,7 @@ Exponent vectors and level lists are written on one line each, like the paper's 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +17,12 @@ import yaml
 from iotune.errors import DataError
 from iotune.files import file_sha256
 from iotune.model.categorical import CategoricalSpec
-from iotune.model.model import (
-    KIND,
-    SCHEMA_VERSION,
-    Completion,
-    FitSettings,
-    FitStats,
-    Model,
-    Step,
-)
+from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
 from iotune.model.terms import Term
+
+#: The version of the file format: a file of a newer version is refused, not misread.
+SCHEMA_VERSION = 1
+KIND = "iotune-model"
 
 
 class _FlowList(list[Any]):
@@ -68,10 +64,82 @@ def source_info(path: str | os.PathLike[str]) -> dict[str, str]:
     return {"path": os.fspath(path), "sha256": file_sha256(file)}
 
 
+def model_to_dict(model: Model, source: str | os.PathLike[str] | None = None,
+                  ) -> dict[str, Any]:
+    """Plain data (JSON/YAML-ready) with everything needed to predict and to audit.
+
+    ``source`` (the training data path) adds its path and sha256, overriding any
+    source the model already records. :func:`model_from_dict` reads it back.
+    """
+    src = source_info(source) if source is not None else model.source
+    terms = []
+    for k, (term, coef) in enumerate(zip(model.terms, model.coefficients, strict=True)):
+        entry: dict[str, Any] = {"term": term.name(model.params),
+                                 "exponents": list(term.exponents)}
+        if term.indicator is not None:
+            entry["indicator"] = {term.indicator[0]: term.indicator[1]}
+        entry["coefficient"] = float(coef)
+        if k < len(model.steps):
+            step = model.steps[k]
+            entry["added_by"] = "completion" if step.by_completion else "selection"
+            entry["relative_error_after"] = float(step.relative_error)
+            if step.cv_error is not None:
+                entry["cv_error_after"] = float(step.cv_error)
+        terms.append(entry)
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "target": model.target,
+        "formula": model.formula(),
+        "parameters": list(model.params),
+        "actionable": list(model.actionable),
+        "categorical": {s.column: list(s.levels) for s in model.categorical},
+        "terms": terms,
+        "completion": [_completion_dict(c, model.params, bool(model.categorical))
+                       for c in model.completion],
+    }
+    if model.stats is not None:
+        st = model.stats
+        out["fit"] = {
+            "rows": st.rows,
+            "configurations": st.configurations,
+            "relative_error": st.relative_error,
+            "rms_relative_error": st.rms_relative_error,
+            "cv_relative_error": st.cv_error,
+            "cv_rms_relative_error": st.cv_rms_relative_error,
+            "cv_folds": st.cv_folds,
+            "stop_reason": st.stop_reason,
+        }
+    if model.settings is not None:
+        out["settings"] = {
+            "max_terms": model.settings.max_terms,
+            "stop": model.settings.stop,
+            "min_gain": model.settings.min_gain,
+            "cv_folds": model.settings.cv_folds,
+            "seed": model.settings.seed,
+            "monotone_completion": model.settings.monotone_completion,
+        }
+    out["source"] = src
+    return out
+
+
+def _completion_dict(note: Completion, params: Sequence[str], with_where: bool,
+                     ) -> dict[str, Any]:
+    entry: dict[str, Any] = {"parameter": note.parameter, "status": note.status}
+    if note.term is not None:
+        entry["term"] = note.term.name(params)
+        entry["exponents"] = list(note.term.exponents)
+        if note.term.indicator is not None:
+            entry["indicator"] = {note.term.indicator[0]: note.term.indicator[1]}
+    if with_where:
+        entry["where"] = dict(note.where)
+    return entry
+
+
 def save_model(model: Model, path: str | os.PathLike[str],
                source: str | os.PathLike[str] | None = None) -> None:
     """Write ``model`` to ``path`` (YAML), recording ``source``'s path and sha256 if given."""
-    Path(path).write_text(dump_yaml(model.to_dict(source=source)), encoding="utf-8")
+    Path(path).write_text(dump_yaml(model_to_dict(model, source=source)), encoding="utf-8")
 
 
 def load_model(path: str | os.PathLike[str]) -> Model:
@@ -120,7 +188,8 @@ def _term(entry: Mapping[str, Any], n: int, where: str) -> Term:
 
 
 def model_from_dict(data: Any) -> Model:
-    """A :class:`Model` from the plain data of :meth:`Model.to_dict`."""
+    """A :class:`Model` from the plain data of :func:`model_to_dict`; DataError naming the
+    first bad key."""
     if not isinstance(data, Mapping):
         raise DataError("not an iotune model file (expected a YAML mapping with "
                         "schema_version, parameters and terms)")

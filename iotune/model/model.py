@@ -1,12 +1,14 @@
-"""A fitted performance model: terms, coefficients, how it was chosen, and prediction."""
+"""A fitted performance model: terms, coefficients, how it was chosen, and prediction.
+
+The model file (its plain data and YAML) is :mod:`iotune.model.io`, which builds on this
+module.
+"""
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,9 +16,6 @@ import pandas as pd
 from iotune.model.categorical import CategoricalSpec, check_known, level_strings
 from iotune.model.data import parameter_values, require_columns
 from iotune.model.terms import Term, evaluate_term
-
-SCHEMA_VERSION = 1
-KIND = "iotune-model"
 
 
 @dataclass(frozen=True)
@@ -178,90 +177,3 @@ class Model:
             mask = None if term.indicator is None else masks[term.indicator]
             out += coef * evaluate_term(term, values, mask)
         return out
-
-    def to_dict(self, source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-        """Plain data (JSON/YAML-ready) with everything needed to predict and to audit.
-
-        ``source`` (the training data path) adds its path and sha256, overriding any
-        source the model already records.
-        """
-        from iotune.model.io import source_info
-
-        src = source_info(source) if source is not None else self.source
-        terms = []
-        for k, (term, coef) in enumerate(zip(self.terms, self.coefficients, strict=True)):
-            entry: dict[str, Any] = {"term": term.name(self.params),
-                                     "exponents": list(term.exponents)}
-            if term.indicator is not None:
-                entry["indicator"] = {term.indicator[0]: term.indicator[1]}
-            entry["coefficient"] = float(coef)
-            if k < len(self.steps):
-                step = self.steps[k]
-                entry["added_by"] = "completion" if step.by_completion else "selection"
-                entry["relative_error_after"] = float(step.relative_error)
-                if step.cv_error is not None:
-                    entry["cv_error_after"] = float(step.cv_error)
-            terms.append(entry)
-        out: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "kind": KIND,
-            "target": self.target,
-            "formula": self.formula(),
-            "parameters": list(self.params),
-            "actionable": list(self.actionable),
-            "categorical": {s.column: list(s.levels) for s in self.categorical},
-            "terms": terms,
-            "completion": [_completion_dict(c, self.params, bool(self.categorical))
-                           for c in self.completion],
-        }
-        if self.stats is not None:
-            st = self.stats
-            out["fit"] = {
-                "rows": st.rows,
-                "configurations": st.configurations,
-                "relative_error": st.relative_error,
-                "rms_relative_error": st.rms_relative_error,
-                "cv_relative_error": st.cv_error,
-                "cv_rms_relative_error": st.cv_rms_relative_error,
-                "cv_folds": st.cv_folds,
-                "stop_reason": st.stop_reason,
-            }
-        if self.settings is not None:
-            out["settings"] = {
-                "max_terms": self.settings.max_terms,
-                "stop": self.settings.stop,
-                "min_gain": self.settings.min_gain,
-                "cv_folds": self.settings.cv_folds,
-                "seed": self.settings.seed,
-                "monotone_completion": self.settings.monotone_completion,
-            }
-        out["source"] = src
-        return out
-
-    def save(self, path: str | os.PathLike[str],
-             source: str | os.PathLike[str] | None = None) -> None:
-        """Write the model as YAML (see :func:`iotune.model.io.save_model`)."""
-        from iotune.model.io import save_model
-
-        save_model(self, path, source=source)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Model:
-        """The inverse of :meth:`to_dict`; DataError naming the first bad key."""
-        from iotune.model.io import model_from_dict
-
-        return model_from_dict(data)
-
-
-def _completion_dict(note: Completion, params: Sequence[str], with_where: bool,
-                     ) -> dict[str, Any]:
-    entry: dict[str, Any] = {"parameter": note.parameter, "status": note.status}
-    if note.term is not None:
-        entry["term"] = note.term.name(params)
-        entry["exponents"] = list(note.term.exponents)
-        if note.term.indicator is not None:
-            entry["indicator"] = {note.term.indicator[0]: note.term.indicator[1]}
-    if with_where:
-        entry["where"] = dict(note.where)
-    return entry
-

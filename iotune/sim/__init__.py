@@ -3,19 +3,21 @@
 Use it to plan at scales this machine cannot run. Results are labelled ``backend = "sim"``
 and carry the system name; they are never measurements.
 
->>> from iotune.sim import Pattern, simulate_times
->>> r = simulate_times("hopper", Pattern.vpic(8192), {"stripe_count": [2, 156]}, noise=0)
+>>> from iotune.kernels.vpic import vpic_pattern
+>>> from iotune.sim import simulate_times
+>>> r = simulate_times("hopper", vpic_pattern(8192), {"stripe_count": [2, 156]}, noise=0)
 >>> r.backend, r.system
 ('sim', 'hopper')
 
 Modules: :mod:`~iotune.sim.system` (presets and validation), :mod:`~iotune.sim.pattern`
-(what is written), :mod:`~iotune.sim.configs` (configuration columns and defaults),
-:mod:`~iotune.sim.lustre` (the model and its equations), :mod:`~iotune.sim.noise`
-(idle/busy log-normal mixture), :mod:`~iotune.sim.space` (the paper's search spaces),
-:mod:`~iotune.sim.paper` (the paper's Table 3 and the model's counterpart at one scale),
-:mod:`~iotune.sim.calibrate` (the fit of three Hopper constants on part of Table 3, and the
-out-of-sample error), :mod:`~iotune.sim.table3` (Table 3 beside the model, in-sample and
-out-of-sample rows labelled). ``docs/sim.md`` has the whole model in one place.
+(what is written; the kernel specs of :mod:`iotune.kernels` make the patterns),
+:mod:`~iotune.sim.configs` (configuration columns and defaults), :mod:`~iotune.sim.lustre`
+(the model and its equations), :mod:`~iotune.sim.noise` (idle/busy log-normal mixture),
+:mod:`~iotune.sim.space` (the paper's search spaces), :mod:`~iotune.sim.paper` (the
+paper's Table 3 and the model's counterpart at one scale), :mod:`~iotune.sim.calibrate`
+(the fit of three Hopper constants on part of Table 3, and the out-of-sample error),
+:mod:`~iotune.sim.table3` (Table 3 beside the model, in-sample and out-of-sample rows
+labelled). ``docs/sim.md`` has the whole model in one place.
 """
 
 from __future__ import annotations

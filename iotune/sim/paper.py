@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from iotune.kernels.vpic import vpic_pattern
 from iotune.sim.pattern import Pattern
 from iotune.sim.simulate import simulate_times
 from iotune.sim.space import paper_space
@@ -74,7 +75,7 @@ class ModelPoint:
 
 def model_point(system: SimSystem, cores: int) -> ModelPoint:
     """Noise-free tuned and default bandwidth of VPIC-IO at ``cores`` ranks on ``system``."""
-    pattern = Pattern.vpic(cores)
+    pattern = vpic_pattern(cores)
     space = paper_space(cores, cores_per_node=system.cores_per_node, ost_count=system.ost_count)
     tuned = simulate_times(system, pattern, space, noise=0.0).bandwidth_mib_s
     best = int(np.argmax(tuned))

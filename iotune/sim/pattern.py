@@ -7,10 +7,12 @@ offset ``i`` times its size) or one file per process; ``api`` is ``posix`` (no M
 MPI-IO hints have no effect), ``mpiio`` or ``hdf5``; ``collective`` is whether the
 application issues collective write calls.
 
-``kernel`` names the kernel whose pattern it is. That kernel's spec (:mod:`iotune.kernels`)
-fills the fields left unset (:class:`PatternDefaults`), forbids those the kernel has no
-choice over, and turns the kernel's arguments into a pattern
-(:meth:`~iotune.kernels.spec.KernelSpec.sim_pattern`).
+``kernel`` names the kernel whose pattern it is. Patterns come from the kernel specs
+(:mod:`iotune.kernels`), which turn a kernel's arguments into one
+(:meth:`~iotune.kernels.spec.KernelSpec.sim_pattern`), fill the fields a caller leaves
+unset from their :class:`PatternDefaults` and forbid those the kernel has no choice over
+(:meth:`~iotune.kernels.spec.KernelSpec.pattern`). This module imports no kernel: it
+checks that a pattern's numbers hold together, whichever kernel they describe.
 
 Each rank's data in one call is a single contiguous range and ranks' ranges follow rank
 order, so the accesses of a call are *not interleaved*: ROMIO's ``automatic`` choice for
@@ -22,14 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iotune.errors import ConfigError
-from iotune.kernels import KERNELS, Feature, kernels_with
 
 APIS = ("posix", "mpiio", "hdf5")
-#: What each field a kernel may forbid would give it, for the error naming who takes it.
-_FIELD_CHOICES = {
-    "transfer_size": ("takes a transfer size", "take a transfer size"),
-    "file_per_process": ("writes one file per process", "write one file per process"),
-}
 
 
 @dataclass(frozen=True)
@@ -51,11 +47,14 @@ class PatternDefaults:
 class Pattern:
     """One write pattern (see the module docstring).
 
-    Build one from a kernel's arguments with its spec's ``sim_pattern``, or with the
-    shorthands :meth:`vpic` and :meth:`ior`. ``nodes`` of ``None`` means
-    ``ceil(ranks / cores_per_node)`` of the simulated system. A configuration column
-    ``collective`` overrides ``collective``. ``None`` fields take the kernel's defaults
-    (:class:`PatternDefaults`).
+    Build one from a kernel's arguments with its spec's ``sim_pattern``, from sizes with
+    its spec's ``pattern`` (which fills ``None`` fields from the kernel's
+    :class:`PatternDefaults`), or with the shorthands
+    :func:`~iotune.kernels.vpic.vpic_pattern` and :func:`~iotune.kernels.ior.ior_pattern`.
+    ``api`` and ``collective`` must be given; ``variables`` ``None`` is one variable.
+    ``nodes`` of ``None`` means ``ceil(ranks / cores_per_node)`` of the simulated system. A
+    configuration column ``collective`` overrides ``collective``. ConfigError names the
+    field whose rule a pattern breaks.
     """
 
     kernel: str
@@ -70,13 +69,8 @@ class Pattern:
 
     def __post_init__(self) -> None:
         where = "pattern"
-        defaults = _kernel_defaults(self.kernel, where)
-        for key in ("api", "collective", "variables", "transfer_size"):
-            if getattr(self, key) is None:
-                object.__setattr__(self, key, getattr(defaults, key))
-        for key in defaults.fixed:
-            if getattr(self, key) not in (None, False):
-                raise ConfigError(f"{where}.{key}: {_only_kernels_choosing(key)}")
+        if self.variables is None:
+            object.__setattr__(self, "variables", 1)
         for key in ("ranks", "bytes_per_rank", "variables"):
             _positive(getattr(self, key), f"{where}.{key}")
         if self.nodes is not None:
@@ -104,25 +98,6 @@ class Pattern:
                     f"bytes_per_rank ({self.bytes_per_rank}){per}; a rank's block must be a "
                     "multiple of its transfer size"
                 )
-
-    @classmethod
-    def vpic(cls, ranks: int, particles_per_rank: int = 8 * 2**20,
-             nodes: int | None = None) -> Pattern:
-        """The ``vpic`` kernel with ``particles_per_rank`` particles (default 8 Mi = 256 MiB)
-        in one timestep."""
-        _positive(particles_per_rank, "pattern.particles_per_rank")
-        return KERNELS["vpic"].sim_pattern(
-            ranks, {"particles_per_rank": particles_per_rank, "timesteps": 1}, nodes)
-
-    @classmethod
-    def ior(cls, ranks: int, bytes_per_rank: int, *, transfer_size: int | None = None,
-            nodes: int | None = None, file_per_process: bool = False, api: str | None = None,
-            collective: bool | None = None) -> Pattern:
-        """IOR writing ``bytes_per_rank`` per rank; unset fields take IOR's defaults
-        (256 KiB transfers, POSIX, independent)."""
-        return cls(kernel="ior", ranks=ranks, nodes=nodes, bytes_per_rank=bytes_per_rank,
-                   transfer_size=transfer_size, file_per_process=file_per_process, api=api,
-                   collective=collective)
 
     @property
     def vars(self) -> int:
@@ -185,21 +160,3 @@ class Pattern:
 def _positive(value: object, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"{where}: {value!r} is not a positive integer")
-
-
-def _kernel_defaults(kernel: str, where: str) -> PatternDefaults:
-    """The defaults of ``kernel``'s patterns; ConfigError when it has no simulated pattern."""
-    simulated = kernels_with(Feature.SIMULATION)
-    if kernel not in simulated:
-        raise ConfigError(f"{where}.kernel: '{kernel}' is not one of {', '.join(simulated)}")
-    return KERNELS[kernel].pattern_defaults()
-
-
-def _only_kernels_choosing(key: str) -> str:
-    """``only the ior kernel takes a transfer size``: the kernels that may set ``key``."""
-    free = [k for k in kernels_with(Feature.SIMULATION)
-            if key not in KERNELS[k].pattern_defaults().fixed]
-    singular, plural = _FIELD_CHOICES[key]
-    if len(free) == 1:
-        return f"only the {free[0]} kernel {singular}"
-    return f"only the kernels {', '.join(free)} {plural}"

@@ -8,9 +8,10 @@ import yaml
 from darshan_helpers import DXT, sample_log
 
 from iotune.darshan.analytic import Candidate, kernel_file
+from iotune.darshan.genes import Gene, LogHints, access_of
 from iotune.darshan.match import match_document
 from iotune.darshan.proxy import find_proxy, read_proxy
-from iotune.darshan.search import Gene, LogHints, SearchOptions, access_of, search_kernels
+from iotune.darshan.search import SearchOptions, search_kernels
 from iotune.darshan.signature import FEATURE_INDEX, FEATURE_NAMES, signature
 from iotune.darshan.similarity import pairwise_similarity
 from iotune.darshan.target import signature_target

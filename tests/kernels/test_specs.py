@@ -10,8 +10,9 @@ import pytest
 
 from iotune.backends.sim import sim_pattern
 from iotune.darshan.analytic import Candidate, kernel_file
+from iotune.darshan.genes import LogHints
 from iotune.darshan.records import FileCounters
-from iotune.darshan.search import LogHints, decode, genes_for, rank_bytes
+from iotune.darshan.search import decode, genes_for, rank_bytes
 from iotune.errors import ConfigError
 from iotune.kernels import (
     KERNELS,
@@ -21,6 +22,7 @@ from iotune.kernels import (
     get_kernel,
     kernels_with,
 )
+from iotune.kernels.vpic import vpic_pattern
 from iotune.sim import Pattern
 
 KiB, MiB = 2**10, 2**20
@@ -98,7 +100,7 @@ def test_collective_default_is_one_value_for_sim_and_darshan(kernel: str) -> Non
     spec = get_kernel(kernel)
     default = spec.collective_default
     assert spec.pattern_defaults().collective == default
-    assert Pattern(kernel=kernel, ranks=4, bytes_per_rank=MiB).collective == default
+    assert spec.pattern(4, MiB).collective == default
     args = {"api": "mpiio"} if kernel == "ior" else {}
     assert Candidate(kernel, args, default, 4).settings() == {}
     assert Candidate(kernel, args, not default, 4).settings() == {"collective": not default}
@@ -107,7 +109,7 @@ def test_collective_default_is_one_value_for_sim_and_darshan(kernel: str) -> Non
 def test_backend_pattern_is_the_spec_pattern_on_whole_nodes() -> None:
     params = get_kernel("ior").normalise_params(IOR_ARGS[0])
     assert sim_pattern("ior", 48, params, 24) == get_kernel("ior").sim_pattern(48, params, 2)
-    assert Pattern.vpic(64, 1024) == get_kernel("vpic").sim_pattern(
+    assert vpic_pattern(64, 1024) == get_kernel("vpic").sim_pattern(
         64, {"particles_per_rank": 1024})
 
 
@@ -174,8 +176,8 @@ def test_a_kernel_without_features_says_so_in_one_line(command_kernel: KernelSpe
         kernel_file(Candidate("mycmd", {}, False, 4))
     with pytest.raises(KernelFeatureError, match=r"^kernel 'mycmd' has no proxy search space"):
         genes_for("mycmd", LogHints((4096,), 1, 4))
-    with pytest.raises(ConfigError, match=r"^pattern.kernel: 'mycmd' is not one of ior, vpic$"):
-        Pattern(kernel="mycmd", ranks=4, bytes_per_rank=MiB)
+    with pytest.raises(KernelFeatureError, match=r"^kernel 'mycmd' has no simulated access"):
+        command_kernel.pattern(4, MiB)
     assert command_kernel.bytes_per_rank({}) == 4096
 
 
@@ -188,4 +190,4 @@ def test_a_feature_is_implemented_whole_or_not_at_all() -> None:
 
             def sim_pattern(self, ranks: int, params: Mapping[str, Any],
                             nodes: int | None = None) -> Pattern:
-                return Pattern.vpic(ranks)
+                return vpic_pattern(ranks)

@@ -13,7 +13,7 @@ from model_data import EQ5_EXPONENTS, eq5_frame
 
 from iotune.cli.model_commands import fit_command, predict_command
 from iotune.errors import DataError
-from iotune.model import load_model
+from iotune.model import load_model, model_to_dict
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def test_fit_json_reports_steps_formula_and_statistics(train_csv: Path, tmp_path
     out = tmp_path / "model.yaml"
     saved = CliRunner().invoke(fit_command, [*args, "-o", str(out)])
     assert saved.exit_code == 0, saved.output
-    assert load_model(out).to_dict() == data
+    assert model_to_dict(load_model(out)) == data
 
 
 def test_fit_table_lists_each_step_then_the_formula(train_csv: Path) -> None:

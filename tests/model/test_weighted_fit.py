@@ -10,7 +10,7 @@ import pytest
 from model_data import eq5_frame
 
 from iotune.errors import DataError
-from iotune.model import fit_model, load_model
+from iotune.model import fit_model, load_model, model_to_dict, save_model
 from iotune.model.from_measurements import WEIGHT, aggregate_runs, fit_for_settings
 
 PARAMS = ["c", "s", "a", "f"]
@@ -72,7 +72,7 @@ def test_weights_of_one_change_nothing() -> None:
     plain = fit_model(df, PARAMS, "write_time", max_terms=5, stop="cv")
     ones = fit_model(df, PARAMS, "write_time", max_terms=5, stop="cv", weights=np.ones(len(df)))
     default = fit_model(df, PARAMS, "write_time", max_terms=5, stop="cv", weights=None)
-    assert ones.to_dict() == plain.to_dict() == default.to_dict()
+    assert model_to_dict(ones) == model_to_dict(plain) == model_to_dict(default)
     assert isinstance(ones.stats.rows, int)
 
 
@@ -81,7 +81,7 @@ def test_fractional_weights_save_and_load(tmp_path) -> None:
     weights = np.linspace(0.5, 2.0, len(df))
     model = fit_model(df, PARAMS, "write_time", max_terms=4, weights=weights)
     assert model.stats.rows == pytest.approx(weights.sum())
-    model.save(tmp_path / "m.yaml")
+    save_model(model, tmp_path / "m.yaml")
     loaded = load_model(tmp_path / "m.yaml")
     assert loaded.stats == model.stats
     assert np.array_equal(loaded.predict(df), model.predict(df))

@@ -8,11 +8,12 @@ import sys
 import numpy as np
 import pandas as pd
 
-from iotune.sim import Pattern, load_system, paper_space, simulate_times
+from iotune.kernels.vpic import vpic_pattern
+from iotune.sim import load_system, paper_space, simulate_times
 
 
 def test_result_is_labelled_simulated() -> None:
-    r = simulate_times("perlmutter", Pattern.vpic(256), {"stripe_count": [1, 8]}, noise=0.5,
+    r = simulate_times("perlmutter", vpic_pattern(256), {"stripe_count": [1, 8]}, noise=0.5,
                        rng=np.random.default_rng(0))
     assert r.backend == "sim" and r.system == "perlmutter" and r.noise == 0.5
     frame = r.to_frame()
@@ -23,15 +24,15 @@ def test_result_is_labelled_simulated() -> None:
 
 def test_system_object_or_path_accepted() -> None:
     hopper = load_system("hopper")
-    a = simulate_times(hopper, Pattern.vpic(128), None, noise=0)
-    b = simulate_times("hopper", Pattern.vpic(128), None, noise=0)
+    a = simulate_times(hopper, vpic_pattern(128), None, noise=0)
+    b = simulate_times("hopper", vpic_pattern(128), None, noise=0)
     assert a.time_s == b.time_s
 
 
 def test_dataframe_in_row_order() -> None:
     space = paper_space(512)
-    r = simulate_times("hopper", Pattern.vpic(512), space, noise=0)
-    one = simulate_times("hopper", Pattern.vpic(512), space.iloc[[17]].reset_index(drop=True),
+    r = simulate_times("hopper", vpic_pattern(512), space, noise=0)
+    one = simulate_times("hopper", vpic_pattern(512), space.iloc[[17]].reset_index(drop=True),
                          noise=0)
     assert r.time_s.shape == (len(space),)
     assert r.time_s[17] == one.time_s[0]
@@ -46,7 +47,7 @@ def test_hundred_thousand_configurations_evaluate_together() -> None:
         "cb_nodes": rng.integers(1, 343, n),
         "romio_cb_write": rng.choice(["enable", "disable", "automatic"], n),
     })
-    r = simulate_times("hopper", Pattern.vpic(8192), configs, rng=rng)
+    r = simulate_times("hopper", vpic_pattern(8192), configs, rng=rng)
     assert r.time_s.shape == (n,) and np.all(np.isfinite(r.time_s))
 
 

@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 
 from iotune.errors import ConfigError
+from iotune.kernels import get_kernel
+from iotune.kernels.vpic import vpic_pattern
 from iotune.sim import IGNORED_HDF5_COLUMNS, Pattern, load_system, simulate_times
 from iotune.sim.configs import AUTOMATIC, DISABLE, ENABLE, ConfigArrays, resolve_configs
 
 HOPPER = load_system("hopper")
-PATTERN = Pattern.vpic(512)
+PATTERN = vpic_pattern(512)
 MIB = 2**20
 
 
@@ -124,7 +126,8 @@ def test_configs_must_be_a_table() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"kernel": "hacc", "ranks": 4, "bytes_per_rank": MIB}, "pattern.kernel: 'hacc'"),
+        ({"kernel": "hacc", "ranks": 4, "bytes_per_rank": MIB},
+         "pattern.kernel: unknown kernel 'hacc'"),
         ({"kernel": "vpic", "ranks": 0, "bytes_per_rank": MIB}, "pattern.ranks: 0 is not"),
         ({"kernel": "ior", "ranks": 4, "bytes_per_rank": MIB, "nodes": 8},
          "pattern.nodes: 8 exceeds ranks (4)"),
@@ -137,17 +140,25 @@ def test_configs_must_be_a_table() -> None:
         ({"kernel": "vpic", "ranks": 4, "bytes_per_rank": 100}, "pattern.variables: 8 does not"),
     ],
 )
-def test_pattern_validation(kwargs: dict[str, object], message: str) -> None:
+def test_pattern_validation(kwargs: dict[str, Any], message: str) -> None:
+    fields = dict(kwargs)
     with pytest.raises(ConfigError) as info:
-        Pattern(**kwargs)  # type: ignore[arg-type]
+        get_kernel(fields.pop("kernel"), "pattern.kernel").pattern(**fields)
     assert str(info.value).startswith(message), str(info.value)
 
 
+def test_a_pattern_checks_its_numbers_without_a_kernel() -> None:
+    with pytest.raises(ConfigError, match=r"^pattern.api: None is not one of"):
+        Pattern(kernel="mine", ranks=4, bytes_per_rank=MIB)
+    mine = Pattern(kernel="mine", ranks=4, bytes_per_rank=MIB, api="mpiio", collective=True)
+    assert (mine.variables, mine.calls, mine.uses_mpiio) == (1, 1, True)
+
+
 def test_pattern_defaults() -> None:
-    vpic = Pattern.vpic(128)
+    vpic = vpic_pattern(128)
     assert (vpic.bytes_per_rank, vpic.calls, vpic.api, vpic.collective) == (
         256 * MIB, 8, "hdf5", True)
     assert vpic.total_bytes == 32 * 2**30 and vpic.nodes_on(24) == 6
-    ior = Pattern(kernel="ior", ranks=8, bytes_per_rank=MIB)
+    ior = get_kernel("ior").pattern(8, MIB)
     assert (ior.api, ior.collective, ior.transfer_size, ior.calls) == (
         "posix", False, 256 * 1024, 4)

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.sim import Pattern, load_system, simulate_times
+from iotune.kernels.vpic import vpic_pattern
+from iotune.sim import load_system, simulate_times
 
-PATTERN = Pattern.vpic(512)
+PATTERN = vpic_pattern(512)
 CONFIGS = {"stripe_count": np.full(20000, 64)}
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from iotune.errors import DataError
-from iotune.sim import Pattern, load_system, simulate_times
+from iotune.kernels.vpic import vpic_pattern
+from iotune.sim import load_system, simulate_times
 from iotune.variability import fit_mixture, fit_state_model, simulated_probe_latencies
 from iotune.variability.simulate import expected_components
 
@@ -37,7 +38,7 @@ def test_recovers_the_simulated_probe_mixture(seed: int) -> None:
 def test_recovers_the_sim_backend_noise_of_write_times() -> None:
     """Write times of one configuration: T0 times the preset's idle/busy factors."""
     noise = HOPPER.noise
-    sim = simulate_times(HOPPER, Pattern.vpic(512), {"stripe_count": np.full(3000, 64)},
+    sim = simulate_times(HOPPER, vpic_pattern(512), {"stripe_count": np.full(3000, 64)},
                          noise=1.0, rng=np.random.default_rng(11))
     t0 = float(sim.model_time_s[0])
     fit = fit_mixture(sim.time_s)
