@@ -22,12 +22,14 @@ distinct configurations cost, not what the runs do (``fit_for_settings(aggregate
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iotune.errors import DataError
+from iotune.model.unset import apply_unset, indicators, unset_encoding
 from iotune.settings import SETTINGS
 from iotune.space import SearchSpace
 from iotune.store.records import TARGET_COLUMNS, TARGETS
@@ -84,14 +86,20 @@ def model_columns(names: Sequence[str], frame: pd.DataFrame) -> tuple[list[str],
 
 
 def prepare(frame: pd.DataFrame, columns: list[str], target: str = "write") -> pd.DataFrame:
-    """Rows with every model column known (a default run has no settings) and a time for
-    ``target``."""
+    """Rows with a time for ``target``, a known scale (when ``cores`` is a model column) and
+    at least one model setting set (not default runs); a setting a row leaves unset stays
+    unset (NaN), a value of its own (:mod:`iotune.model.unset`). Categorical values become
+    text."""
     frame = timed_rows(frame, target)
-    needed = [*columns, target_column(target)]
-    usable = frame.dropna(subset=[c for c in needed if c in frame.columns]).copy()
+    needed = [c for c in (target_column(target), "cores") if c in columns or c != "cores"]
+    usable = frame.dropna(subset=[c for c in needed if c in frame.columns])
+    settings = [c for c in columns if c != "cores" and c in usable.columns]
+    if settings:
+        usable = usable[usable[settings].notna().any(axis=1)]
+    usable = usable.copy()
     for name in columns:
         if usable[name].dtype == bool or usable[name].dtype == object:
-            usable[name] = usable[name].astype(str)
+            usable[name] = usable[name].where(usable[name].isna(), usable[name].astype(str))
     return usable
 
 
@@ -164,6 +172,9 @@ def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
     if aggregate:
         data = aggregate_runs(data, columns, target, weights=weights)
         weights = WEIGHT
+    unset = unset_encoding(data, numeric, categorical)
+    categorical = [*categorical, *indicators(unset, data)]
+    data = apply_unset(data, unset)
     runs = len(data) if weights is None else float(data[weights].sum())
     configurations = len(data.drop_duplicates(subset=columns))
     terms = max(1, min(max_terms, configurations - 1, len(data) - 1,
@@ -172,7 +183,8 @@ def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,
         raise DataError(f"only {runs:g} usable training measurement(s); the model needs at "
                         "least 3 (run 'iotune train' first)")
     actionable = [n for n in numeric if n != "cores"]
-    return fit_model(data, numeric, target_column(target), max_terms=terms, actionable=actionable,
-                     categorical=categorical, seed=seed, monotone_completion=monotone_completion,
-                     interactions=interactions,
-                     weights=None if weights is None else data[weights].to_numpy(dtype=float))
+    model = fit_model(data, numeric, target_column(target), max_terms=terms,
+                      actionable=actionable, categorical=categorical, seed=seed,
+                      monotone_completion=monotone_completion, interactions=interactions,
+                      weights=None if weights is None else data[weights].to_numpy(dtype=float))
+    return dataclasses.replace(model, unset=unset)

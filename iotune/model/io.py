@@ -94,6 +94,7 @@ def model_to_dict(model: Model, source: str | os.PathLike[str] | None = None,
         "parameters": list(model.params),
         "actionable": list(model.actionable),
         "categorical": {s.column: list(s.levels) for s in model.categorical},
+        "unset": {column: stand_in for column, stand_in in model.unset},
         "terms": terms,
         "completion": [_completion_dict(c, model.params, bool(model.categorical))
                        for c in model.completion],
@@ -252,6 +253,10 @@ def model_from_dict(data: Any) -> Model:
                                _need(st, "seed", int, "settings."),
                                _need(st, "monotone_completion", bool, "settings."))
     source = data.get("source")
+    unset = data.get("unset") or {}
+    if not isinstance(unset, Mapping) or not all(
+            v is None or isinstance(v, int | float) for v in unset.values()):
+        raise DataError(f"unset: expected {{column: stand-in number or null}}, got {unset!r}")
     return Model(
         params=params,
         target=str(_need(data, "target", str, "")),
@@ -264,4 +269,5 @@ def model_from_dict(data: Any) -> Model:
         stats=stats,
         settings=settings,
         source=dict(source) if isinstance(source, Mapping) else None,
+        unset=tuple((str(c), None if v is None else float(v)) for c, v in unset.items()),
     )

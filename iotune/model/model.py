@@ -16,6 +16,7 @@ import pandas as pd
 from iotune.model.categorical import CategoricalSpec, check_known, level_strings
 from iotune.model.data import parameter_values, require_columns
 from iotune.model.terms import Term, evaluate_term
+from iotune.model.unset import Encoding, apply_unset
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,9 @@ class Model:
     stats: FitStats | None = None
     settings: FitSettings | None = None
     source: dict[str, str] | None = None
+    #: Columns some training rows left unset and how they are encoded
+    #: (:mod:`iotune.model.unset`); predictions apply the same encoding.
+    unset: Encoding = ()
 
     @property
     def training_error(self) -> float | None:
@@ -142,8 +146,10 @@ class Model:
         parameter some term divides by, or (``unseen_levels="error"``) a categorical level
         unseen in training. With ``unseen_levels="shared"`` such a row gets no per-level
         term, only the shared ones (a search's surrogate fitted on a resample that missed a
-        level still ranks every candidate).
+        level still ranks every candidate). A column in :attr:`unset` may be missing or
+        unset (NaN) on any row: such rows are encoded as the training rows were.
         """
+        df = apply_unset(df, self.unset)
         used = [p for j, p in enumerate(self.params) if any(t.exponents[j] for t in self.terms)]
         columns = {t.indicator[0] for t in self.terms if t.indicator is not None}
         require_columns(df, [*used, *sorted(columns)])

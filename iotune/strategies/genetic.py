@@ -44,15 +44,17 @@ class Genetic(Strategy):
         candidates = context.candidates
         if not candidates or self.values["generations"] < 1:
             return
-        names = list(candidates[0])
+        # A setting some candidates leave unset is a gene whose values include None (unset).
+        names = list(dict.fromkeys(n for c in candidates for n in c))
         choices: dict[str, list[Any]] = {
-            n: sorted({c[n] for c in candidates}, key=str) for n in names}
+            n: sorted({c.get(n) for c in candidates}, key=str) for n in names}
         index = {n: {v: i for i, v in enumerate(vals)} for n, vals in choices.items()}
-        genomes = [tuple(index[n][c[n]] for n in names) for c in candidates]
+        genomes = [tuple(index[n][c.get(n)] for n in names) for c in candidates]
         valid = set(genomes)
 
         def decode(genome: Genome) -> Configuration:
-            return {n: choices[n][i] for n, i in zip(names, genome, strict=True)}
+            return {n: choices[n][i] for n, i in zip(names, genome, strict=True)
+                    if choices[n][i] is not None}
 
         def fitness(population: list[Genome]) -> list[float]:
             evaluations = context.evaluate([decode(g) for g in population])
