@@ -126,6 +126,9 @@ class BackendConfig:
     replay_time_column: str = "write_time"
     replay_cores_column: str = "cores"
     replay_pick: str = "draw"
+    #: Columns of a replay CSV that are neither settings nor times, to skip (a CSV column
+    #: iotune does not know is an error otherwise: a misspelt setting would be dropped).
+    replay_ignore_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,14 @@ class _Section:
         if choices and value not in choices:
             raise ConfigError(f"{self.path(key)}: {value!r} is not one of {', '.join(choices)}")
         return value
+
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        """A list of non-empty strings (empty when the key is absent)."""
+        value = self.raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(f"{self.path(key)}: {value!r} is not a list of names")
+        return tuple(value)
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:
@@ -439,7 +450,8 @@ def _backend(raw: Any, base: Path) -> BackendConfig:
     if isinstance(raw, str):
         raw = {"name": raw}
     b = _Section(raw, "backend", ("name", "system", "noise", "replay_data", "replay_time_column",
-                                  "replay_cores_column", "replay_pick"))
+                                  "replay_cores_column", "replay_pick",
+                                  "replay_ignore_columns"))
     data = b.text("replay_data", None)
     data_path = Path(data) if data else None
     if data_path is not None and not data_path.is_absolute():
@@ -452,6 +464,7 @@ def _backend(raw: Any, base: Path) -> BackendConfig:
         replay_time_column=b.text("replay_time_column", "write_time") or "write_time",
         replay_cores_column=b.text("replay_cores_column", "cores") or "cores",
         replay_pick=b.text("replay_pick", "draw", ("draw", "median")) or "draw",
+        replay_ignore_columns=b.texts("replay_ignore_columns"),
     )
 
 

@@ -12,8 +12,11 @@ Records say ``backend: replay`` and carry the data file's sha256.
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,6 +29,7 @@ from iotune.kernels import get_kernel
 from iotune.settings import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
 from iotune.store.index import read_dataframe
+from iotune.store.records import TARGET_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -74,17 +78,21 @@ class ReplayBackend(Backend):
             if column not in frame.columns:
                 raise DataError(f"backend.{key}: column '{column}' is not in {path} (columns: "
                                 f"{', '.join(map(str, frame.columns))})")
+        if path.suffix == ".csv":
+            check_columns(frame.columns, path, time_col, cores_col,
+                          backend.replay_ignore_columns)
         self.setting_columns = [c for c in frame.columns
                                 if c in SETTINGS or str(c).startswith("hint.")]
         # Keyed like every configuration in iotune (config_key), as runs of the config's
         # kernel with its arguments.
         self.kernel, self.params = config.kernel.name, dict(config.kernel.args)
         self.table: dict[str, Recorded] = {}
-        for row in frame.to_dict("records"):
+        for line, row in enumerate(frame.to_dict("records"), start=2):
             time = row[time_col]
             if _is_missing(time) or float(time) <= 0:
                 continue
-            settings = {c: normalise_setting(c, row[c], f"{path.name}:{c}")
+            settings = {c: normalise_setting(c, row[c], f"{path.name}: column {c!r}, "
+                                                        f"line {line}")
                         for c in self.setting_columns if not _is_missing(row[c])}
             cores = int(row[cores_col])
             key = config_key(self.kernel, cores, settings, self.params)
@@ -138,6 +146,28 @@ class ReplayBackend(Backend):
             },
         )
         return record
+
+
+#: Columns a replay CSV may hold besides settings, the scale and the time: the targets'
+#: times and what iotune's own exports add beside them.
+KNOWN_EXTRA_COLUMNS = ("kernel", *TARGET_COLUMNS.values())
+
+
+def check_columns(columns: Iterable[Any], path: Path, time_column: str, cores_column: str,
+                  ignored: Iterable[str]) -> None:
+    """DataError naming the first column of a replay CSV that is neither a setting
+    (``hint.<key>`` included), the scale or time column, a known time column nor declared
+    ignorable, with the closest setting name: such a column would otherwise be dropped and
+    the configurations it tells apart merged into one."""
+    allowed = {time_column, cores_column, *KNOWN_EXTRA_COLUMNS, *ignored}
+    for column in map(str, columns):
+        if column in SETTINGS or column.startswith("hint.") or column in allowed:
+            continue
+        close = difflib.get_close_matches(column, list(SETTINGS), n=1, cutoff=0.5)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise DataError(f"backend.replay_data: {path.name}: column {column!r} is not a "
+                        f"setting, the cores column ({cores_column!r}) or a time column; "
+                        f"{hint}to skip it, list it in backend.replay_ignore_columns")
 
 
 def replay_index(recorded: int, seed: int, key: str, rep: int) -> int:
