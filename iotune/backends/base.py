@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from iotune.errors import ConfigError
 from iotune.settings import config_key
 from iotune.store import PROVENANCE, now_iso
+from iotune.store.source import describe_source
 
 if TYPE_CHECKING:
     from iotune.config import Config
@@ -62,6 +63,12 @@ class Backend(ABC):
         """The configurations this backend can answer at ``cores``; None: any in the space."""
         return None
 
+    def source(self) -> str:
+        """What this backend's runs are measured with besides their configuration
+        (:mod:`iotune.store.source`): runs of another source are never reused for these,
+        counted as done, or fitted on with them."""
+        return describe_source(self.name, "")
+
     def describe(self, request: RunRequest) -> str:
         """What would run, for ``--dry-run``."""
         return f"{self.name}: {request.kernel} at {request.cores} ranks {dict(request.settings)}"
@@ -78,6 +85,7 @@ class Backend(ABC):
             "backend": self.name,
             "provenance": PROVENANCE[self.name],
             "system": system,
+            "source": self.source(),
             "host": socket.gethostname(),
             "started_at": now_iso(),
         }

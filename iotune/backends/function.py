@@ -12,6 +12,7 @@ from typing import Any
 
 from iotune.backends.base import Backend, RunRequest
 from iotune.store import now_iso
+from iotune.store.source import describe_source
 
 TimeFunction = Callable[[Mapping[str, Any], int], "float | None"]
 
@@ -27,6 +28,9 @@ class FunctionBackend(Backend):
         self.bytes_per_run = bytes_per_run
         self.system = system
         self.requests: list[RunRequest] = []
+
+    def source(self) -> str:
+        return describe_source(self.name, self.system)
 
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
         self.requests.append(request)

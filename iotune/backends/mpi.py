@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +23,12 @@ from iotune.runner import run_command
 from iotune.scratch import check_scratch
 from iotune.settings import setting_argv
 from iotune.store import now_iso
+from iotune.store.source import describe_source
+
+#: Prints the MPI library's version line; MPI_Get_library_version may be called before
+#: MPI_Init, and mpi4py then does not initialise MPI.
+_LIBRARY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; "
+                  "print(MPI.Get_library_version())")
 
 
 class MpiBackend(Backend):
@@ -34,6 +42,25 @@ class MpiBackend(Backend):
         self.launcher = launcher or make_launcher(system.launcher, system.launcher_template)
         self.python = system.python or sys.executable
         self.fs_type, _ = filesystem_of(system.scratch)
+
+    def source(self) -> str:
+        system = self.config.system
+        return describe_source(self.name, system.name, fs_type=self.fs_type,
+                               mpi_library=self.mpi_library, mpi_io=system.mpi_io)
+
+    @functools.cached_property
+    def mpi_library(self) -> str | None:
+        """The first line of ``MPI_Get_library_version`` of the MPI the kernels' Python
+        loads (as the kernels record it), asked once without starting MPI (so no launcher
+        or PMI is needed); None when it cannot be asked."""
+        try:
+            done = subprocess.run(
+                [self.python, "-c", _LIBRARY_PROBE], capture_output=True, text=True,
+                timeout=60, env={**os.environ, **self.config.system.run_environment()})
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        line = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
+        return " ".join(line.split()) if done.returncode == 0 and line else None
 
     def command(self, request: RunRequest) -> list[str]:
         """The exact command line that measures ``request``."""

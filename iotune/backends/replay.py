@@ -30,6 +30,7 @@ from iotune.settings import SETTINGS, config_key, describe_value, normalise_sett
 from iotune.store import now_iso
 from iotune.store.index import read_dataframe
 from iotune.store.records import TARGET_COLUMNS
+from iotune.store.source import describe_source
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,9 @@ class ReplayBackend(Backend):
             self.table.setdefault(key, Recorded(cores, settings, [])).times.append(float(time))
         if not self.table:
             raise DataError(f"backend.replay_data: {path} holds no usable measurement")
+
+    def source(self) -> str:
+        return describe_source(self.name, self.system, data_sha256=self.sha256)
 
     def recorded(self, cores: int) -> list[Recorded]:
         """Every configuration recorded at ``cores`` ranks (the default's too), in file

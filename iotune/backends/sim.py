@@ -18,6 +18,7 @@ from iotune.config import Config
 from iotune.kernels import get_kernel
 from iotune.settings import HINT_PREFIX
 from iotune.store import now_iso
+from iotune.store.source import describe_source
 
 if TYPE_CHECKING:
     from iotune.sim.pattern import Pattern
@@ -43,6 +44,10 @@ class SimBackend(Backend):
         self.system = load_system(system or config.backend.sim_system)
         self.noise = config.backend.noise if noise is None else noise
         self.seed = config.tune.seed if seed is None else seed
+
+    def source(self) -> str:
+        return describe_source(self.name, self.system.name, sim_system=self.system.name,
+                               noise=self.noise)
 
     def describe(self, request: RunRequest) -> str:
         return (f"sim ({self.system.name}, noise {self.noise:g}): {request.kernel} at "

@@ -133,6 +133,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
         check_fits_allocation(plans, allocation)
     backend = make_backend(config)
     remove_orphaned_runs(backend)
+    done = done_tasks(store, retry_failed, backend.source())
     todo = sum(t.ident not in done for p in plans for t in p.tasks)
     worker = Worker.this_process(job_label(), lease_s)
     try:

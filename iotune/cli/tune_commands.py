@@ -208,6 +208,9 @@ def _tune_text(result: TuneResult) -> str:
     spent = f", budget {result.spent}/{result.budget}" if result.budget else ""
     summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
                        f"configurations, {choice.race_runs} race runs{spent}")
+    if result.reused:
+        tunes = ", ".join(f"{n} from tune {t}" for t, n in sorted(result.reused_from.items()))
+        summary["reused"] = f"{tunes}; only runs of the same source: {result.source}"
     if result.allocation is not None:
         summary["runs by proposer"] = allocation_text(result.allocation)
         transfer = result.allocation.get("transfer") or {}

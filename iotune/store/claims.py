@@ -40,6 +40,7 @@ from typing import Any
 
 from iotune.store.journal import SCHEMA_VERSION, Store, append_durably, now_iso, records_from
 from iotune.store.lock import host_name, process_exists
+from iotune.store.source import source_of
 
 #: Seconds without a sign of life after which a worker's claim is taken over (default).
 LEASE_S = 600.0
@@ -96,12 +97,13 @@ class ClaimBook:
 
     ``recorded`` holds the runs the store had when the book was made (``done``, computed by
     the caller from the store's cache); the journal's lines after ``journal_offset`` are
-    read on every look.
+    read on every look, and with ``source`` only runs of that source
+    (:mod:`iotune.store.source`) count.
     """
 
     def __init__(self, store: Store, campaign: str, done: Iterable[TaskId] = (),
-                 journal_offset: int = 0) -> None:
-        self.store, self.campaign = store, campaign
+                 journal_offset: int = 0, *, source: str | None = None) -> None:
+        self.store, self.campaign, self.source = store, campaign, source
         self.path = claims_path(store.path)
         self.state = CampaignState(recorded={task: "ok" for task in done})
         self._journal_offset, self._claims_offset = journal_offset, 0
@@ -111,7 +113,8 @@ class ClaimBook:
         records, self._journal_offset = self.store.records_after(self._journal_offset)
         for record in records:
             if (record.get("campaign") == self.campaign and "config_key" in record
-                    and record.get("status") in ("ok", "failed")):
+                    and record.get("status") in ("ok", "failed")
+                    and (self.source is None or source_of(record) == self.source)):
                 task = (str(record["config_key"]), int(record.get("rep") or 0))
                 self.state.recorded.setdefault(task, str(record["status"]))
         events, self._claims_offset = records_from(self.path, self._claims_offset)

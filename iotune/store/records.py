@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iotune.store.journal import SCHEMA_VERSION
+from iotune.store.source import source_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,7 +40,7 @@ EFFECT_PREFIX = "effect."
 #: Identity columns of a flat row, in order (see :meth:`Measurement.row`).
 IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "cores", "nodes",
                     "rep", "backend", "provenance", "system", "status", "error", "host",
-                    "fs_type", "started_at", "state")
+                    "fs_type", "started_at", "state", "source")
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,9 @@ class Measurement:
     #: Per setting, whether it took effect (:mod:`iotune.in_effect` statuses), as the
     #: measured run recorded it in ``result.settings_effect``; {} for other runs.
     effects: dict[str, str] = field(default_factory=dict)
+    #: What measured it besides its configuration (:mod:`iotune.store.source`): runs are
+    #: the same measurement only when their keys and sources are equal.
+    source: str = ""
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     load: Callable[[], dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
@@ -158,6 +162,7 @@ class Measurement:
             schema_version=int(record.get("schema_version", SCHEMA_VERSION)),
             hints_in_effect=_hints(result.get("hints_in_effect")),
             effects=_statuses(result.get("settings_effect")),
+            source=source_of(record),
             raw=dict(record) if keep else {},
         )
 
@@ -211,7 +216,8 @@ class Measurement:
         (``MPI_File_get_info``), as text, and one ``effect.<setting>`` column per setting of
         a measured run: whether it took effect (:mod:`iotune.in_effect`).
         """
-        row: dict[str, Any] = {key: self.record.get(key) for key in IDENTITY_COLUMNS}
+        row: dict[str, Any] = {key: identity_value(self.record, key)
+                               for key in IDENTITY_COLUMNS}
         row.update(self.settings)
         row.update(self.params)
         row["write_time"] = self.times.total
@@ -233,6 +239,12 @@ class Measurement:
         for setting, status in self.effects.items():
             row[EFFECT_PREFIX + setting] = status
         return row
+
+
+def identity_value(record: Mapping[str, Any], column: str) -> Any:
+    """The value of identity column ``column`` for ``record`` (``source`` derived for a
+    record written before it was stored, see :func:`~iotune.store.source.source_of`)."""
+    return source_of(record) if column == "source" else record.get(column)
 
 
 def _hints(value: Any) -> dict[str, str]:

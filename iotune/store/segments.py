@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 
 from iotune.store.columns import ABSENT, Piece, encode
-from iotune.store.records import IDENTITY_COLUMNS, Measurement
+from iotune.store.records import IDENTITY_COLUMNS, Measurement, identity_value
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
 #: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect and whether each
-#: setting took effect.
-FORMAT = 3
+#: setting took effect. 4: the source of each measurement.
+FORMAT = 4
 MEASUREMENT, OTHER, UNREADABLE = "m", "p", "x"
 ROW_COLUMNS = ("@offset", "@length", "@seq")
 #: Fields kept by name beside the measurement's own (readers ask for them).
@@ -80,8 +80,8 @@ def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
         return (UNREADABLE, "", "", ""), ()
     times = m.times
     return (MEASUREMENT, m.kernel, m.backend, m.campaign), (
-        *(record.get(key) for key in IDENTITY_COLUMNS), m.settings, m.params, times.total,
-        times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
+        *(identity_value(record, key) for key in IDENTITY_COLUMNS), m.settings, m.params,
+        times.total, times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
         m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS),
         times.read_total, times.read_open, times.read, times.read_close,
         m.read_bandwidth_mib_s, m.bytes_read, m.hints_in_effect, m.effects)

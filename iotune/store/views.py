@@ -331,7 +331,7 @@ def measurements_of(journal: Path, parts: Sequence[Part], rows: RowFilter = all_
 FIELDS = ("cores", "config_key", "rep", "status", "error", "@settings", "@params", "@total",
           "@open", "@write", "@close", "@bandwidth", "@bytes", "@schema", "@state",
           "@offset", "@length", "@seq", "@read_total", "@read_open", "@read", "@read_close",
-          "@read_bandwidth", "@bytes_read", "@in_effect", "@effects")
+          "@read_bandwidth", "@bytes_read", "@in_effect", "@effects", "source")
 
 
 def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int, Measurement]]:
@@ -339,7 +339,7 @@ def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int,
     columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist() for name in FIELDS]
     for (cores, key, rep, status, error, settings, params, total, open_, write, close, bw,
          written, schema, state, offset, length, seq, read_total, read_open, read, read_close,
-         read_bw, read_bytes, in_effect, effects) in zip(*columns, strict=True):
+         read_bw, read_bytes, in_effect, effects, source) in zip(*columns, strict=True):
         yield seq, Measurement(
             kernel=kernel, cores=int(_value(cores) or 0), backend=backend,
             status="" if status is ABSENT else str(status),
@@ -354,6 +354,7 @@ def _build(journal: Path, part: Part, picked: np.ndarray) -> Iterator[tuple[int,
             state=_value(state), schema_version=int(schema),
             hints_in_effect=in_effect if isinstance(in_effect, dict) else {},
             effects=effects if isinstance(effects, dict) else {},
+            source=str(_value(source) or ""),
             load=partial(read_record, journal, offset, length))
 
 

@@ -53,12 +53,15 @@ class CampaignInterrupted(interrupt.Interrupted):
         self.counts, self.remaining = counts, remaining
 
 
-def done_tasks(store: Store, retry_failed: bool = False) -> set[tuple[str, int]]:
+def done_tasks(store: Store, retry_failed: bool = False,
+               source: str | None = None) -> set[tuple[str, int]]:
     """(config key, rep) of the training tasks already recorded in ``store``: ok ones, and
-    failed ones unless ``retry_failed``; never interrupted ones."""
+    failed ones unless ``retry_failed``; never interrupted ones. With ``source``, only runs
+    measured with it (:mod:`iotune.store.source`): a campaign on another system, MPI
+    library, simulator noise or recorded data does not count."""
     counted = ("ok",) if retry_failed else ("ok", "failed")
     return {(m.config_key, m.rep) for m in StoreIndex(store).select(campaign="train")
-            if m.status in counted}
+            if m.status in counted and (source is None or m.source == source)}
 
 
 def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
@@ -77,12 +80,13 @@ def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
     tasks = {t.ident: t for p in plans for t in p.tasks}
     with store.exclusive():  # the journal's end, at a line boundary
         offset = store.path.stat().st_size if store.exists() else 0
-    done = done_tasks(store, retry_failed)
+    source = backend.source()
+    done = done_tasks(store, retry_failed, source)
     todo = [ident for ident in tasks if ident not in done]
     counts = {"ran": 0, "skipped": len(tasks) - len(todo), "by_others": 0, "failed": 0,
               "interrupted": 0}
     worker = worker or Worker.this_process(job=None)
-    book = ClaimBook(store, campaign, done, offset)
+    book = ClaimBook(store, campaign, done, offset, source=source)
     book.start(worker)
     started, outcome = time.monotonic(), "failed"
     try:

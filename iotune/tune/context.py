@@ -63,14 +63,16 @@ class Sink(ABC):
 
 
 class StoreSink(Sink):
-    """A store: read once, appended to; earlier ``tune`` measurements of ``backend`` reused
-    unless ``reuse`` is False (ok and failed ones, only ok ones with ``retry_failed``;
-    interrupted runs never count); training data = the store's measurements of ``kernel``
-    by ``backend`` (every campaign, this search's included)."""
+    """A store: read once, appended to; earlier ``tune`` measurements of ``backend`` from
+    ``source`` reused unless ``reuse`` is False (ok and failed ones, only ok ones with
+    ``retry_failed``; interrupted runs never count); training data = the store's
+    measurements of ``kernel`` by ``backend`` from ``source`` (every campaign, this
+    search's included). ``source`` None takes every source (stores of one source)."""
 
-    def __init__(self, index: StoreIndex, *, kernel: str, backend: str, reuse: bool = True,
+    def __init__(self, index: StoreIndex, *, kernel: str, backend: str,
+                 source: str | None = None, reuse: bool = True,
                  retry_failed: bool = False) -> None:
-        self.index, self.kernel, self.backend = index, kernel, backend
+        self.index, self.kernel, self.backend, self.source = index, kernel, backend, source
         self._earlier = index.by_key(backend=backend, campaign="tune") if reuse else {}
         self._reused_statuses = ("ok",) if retry_failed else ("ok", "failed")
 
@@ -78,10 +80,14 @@ class StoreSink(Sink):
         return self.index.append(record)
 
     def earlier(self, key: str) -> list[Measurement]:
-        return [m for m in self._earlier.get(key, []) if m.status in self._reused_statuses]
+        return [m for m in self._earlier.get(key, []) if m.status in self._reused_statuses
+                and (self.source is None or m.source == self.source)]
 
     def training_frame(self) -> pd.DataFrame:
-        return self.index.training_frame(self.kernel, self.backend)
+        frame = self.index.training_frame(self.kernel, self.backend)
+        if self.source is None or frame.empty or "source" not in frame.columns:
+            return frame
+        return frame[frame["source"] == self.source]
 
     def probe_latencies(self, size_bytes: int) -> list[float]:
         return probe_latencies(self.index.probes, size_bytes=size_bytes)
@@ -129,6 +135,8 @@ class MeasuringContext(SearchContext):
         self.progress = progress
         self.runs = 0
         self.reused = 0
+        #: Earlier measurements reused, by the id of the tune that made them.
+        self.reused_from: dict[str, int] = {}
         self.policy = state_policy or StatePolicy()
         self.tracker = None if state_policy is None else _start_tracker(sink, backend,
                                                                         state_policy)
@@ -160,7 +168,7 @@ class MeasuringContext(SearchContext):
         measurements = self.sink.earlier(evaluation.key)
         if self.tracker is None:
             measurements = measurements[: self.repetitions]
-        self.reused += len(measurements)
+        self._count_reused(measurements)
         for earlier in measurements:
             self._notice_ignored(settings, earlier)
         request = RunRequest(self.kernel, self.cores, settings, self.params)
@@ -170,13 +178,20 @@ class MeasuringContext(SearchContext):
         evaluation.measurements = measurements
         self._summarise(evaluation)
 
+    def _count_reused(self, measurements: Sequence[Measurement]) -> None:
+        """Count earlier measurements used instead of new runs, by the tune that made them."""
+        self.reused += len(measurements)
+        for m in measurements:
+            tune_id = str(m.record.get("tune_id") or "an earlier run")
+            self.reused_from[tune_id] = self.reused_from.get(tune_id, 0) + 1
+
     def _measure_again(self, evaluation: Evaluation) -> None:
         """One more repetition: an unused earlier measurement of it if any, else a new run."""
         done = len(evaluation.measurements)
         earlier = self.sink.earlier(evaluation.key)
         if done < len(earlier):
             evaluation.measurements.append(earlier[done])
-            self.reused += 1
+            self._count_reused(earlier[done:done + 1])
         else:
             request = RunRequest(self.kernel, self.cores, evaluation.settings, self.params)
             evaluation.measurements += self._measure_until_idle(

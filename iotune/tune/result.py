@@ -46,6 +46,11 @@ class TuneResult:
     evaluations: list[Evaluation]
     runs: int
     reused: int
+    #: Earlier measurements reused, by the id of the tune that made them (all of the same
+    #: configuration and source, :mod:`iotune.store.source`).
+    reused_from: dict[str, int]
+    #: What the runs were measured with besides their configuration.
+    source: str
     elapsed_s: float
     #: Bytes one run moves in the target's time (written, read, or both for ``total``);
     #: None when the kernel cannot know (a user's program).
@@ -175,6 +180,7 @@ class TuneResult:
                       "degrees_of_freedom": choice.noise.df},
             "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
                        "runs": self.runs, "reused_measurements": self.reused,
+                       "reused_from_tunes": self.reused_from, "source": self.source,
                        "budget": self.budget, "budget_spent": self.spent,
                        "race_runs": choice.race_runs,
                        "elapsed_s": round(self.elapsed_s, 1)},
