@@ -130,3 +130,15 @@ def test_the_mpi_source_names_system_file_system_library_and_layer(write_config,
     assert source_of(old) == source
     assert describe_source("mpi", "clusterA", fs_type="lustre") != describe_source(
         "mpi", "clusterA", fs_type="ext4")
+
+
+def test_a_campaign_of_another_source_does_not_count_as_done(hopper_config):
+    def train(*extra: str) -> str:
+        result = CliRunner().invoke(cli, ["train", "-c", str(hopper_config), "--backend",
+                                          "sim", "--no-color", *extra])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    assert "272 run(s)" in train()
+    assert "0 run(s), 272 already in the store" in train()  # the control
+    assert "272 run(s), 0 already in the store" in train("--noise", "0.5")
