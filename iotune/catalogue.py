@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from iotune.errors import ConfigError
 from iotune.units import format_bytes, parse_bytes
 
 HINT_PREFIX = "hint."
@@ -223,6 +222,20 @@ class Text(Kind):
 
 
 @dataclass(frozen=True)
+class FreeText(Kind):
+    """Any string, whose owner checks it further (a user's command line, a metric): for
+    arguments that never reach a hints file or a kernel flag."""
+
+    name: ClassVar[str] = "string"
+    metavar: ClassVar[str] = "TEXT"
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise SettingValueError(f"{value!r} is not text")
+        return value
+
+
+@dataclass(frozen=True)
 class Setting:
     """One tunable knob.
 
@@ -378,11 +391,3 @@ def mpiio_hints(settings: Mapping[str, Any]) -> dict[str, str]:
             hints[str(SETTINGS[name].hint)] = SETTINGS[name].to_argument(value)
     return hints
 
-
-def positive_bytes(value: object, where: str) -> int:
-    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule
-    (the rule of every byte-size setting)."""
-    try:
-        return ByteSize().parse(value)
-    except SettingValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
