@@ -381,6 +381,16 @@ def setting_argv(settings: Mapping[str, Any]) -> list[str]:
     return argv
 
 
+def lfs_setstripe_args(settings: Mapping[str, Any]) -> list[str]:
+    """The ``lfs setstripe`` options that apply the Lustre settings of canonical
+    ``settings`` (``-c 4 -S 1048576``), in catalogue order; empty when there are none."""
+    args: list[str] = []
+    for setting in settings_in_layer("lustre"):
+        if setting.name in settings and setting.lfs_option:
+            args += [setting.lfs_option, setting.to_argument(settings[setting.name])]
+    return args
+
+
 def mpiio_hints(settings: Mapping[str, Any]) -> dict[str, str]:
     """The MPI-IO hints (ROMIO names, string values) that canonical ``settings`` stand for."""
     hints: dict[str, str] = {}
@@ -391,3 +401,15 @@ def mpiio_hints(settings: Mapping[str, Any]) -> dict[str, str]:
             hints[str(SETTINGS[name].hint)] = SETTINGS[name].to_argument(value)
     return hints
 
+
+def romio_hints_text(settings: Mapping[str, Any]) -> str:
+    """The ROMIO hints file of canonical ``settings``: one ``key value`` line per MPI-IO
+    hint (empty when there are none)."""
+    return "".join(f"{key} {value}\n" for key, value in mpiio_hints(settings).items())
+
+
+def cray_hints(settings: Mapping[str, Any]) -> str:
+    """Cray MPICH's ``MPICH_MPIIO_HINTS`` for every file, ``*:key=value:key=value``; empty
+    when ``settings`` has no MPI-IO hints."""
+    hints = mpiio_hints(settings)
+    return "*:" + ":".join(f"{k}={v}" for k, v in hints.items()) if hints else ""
