@@ -57,8 +57,8 @@ from iotune.config import Config, load_config
 from iotune.settings import config_key
 from iotune.store import SCHEMA_VERSION
 from iotune.store.cache import cache_path
+from iotune.units import MIB
 
-MIB = 2**20
 CORES = (128, 256, 512, 1024)
 STRATEGIES = ("model", "random", "genetic", "exhaustive")
 IOR_APIS = ("posix", "mpiio", "hdf5")

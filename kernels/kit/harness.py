@@ -23,11 +23,12 @@ from typing import Any
 
 from iotune.catalogue import SETTINGS
 from iotune.kernel_args import FSYNC, VERIFY
+from iotune.units import MIB
 
 from . import hdf5, mpiio, rundir
 from .arguments import add_param, add_setting, check_requirements, given_settings, param_value
 from .errors import EXIT_FAILED, EXIT_OK, KernelError
-from .mpi import MIB, Phases, max_phases, mpi, mpi_library_version, node_names
+from .mpi import Phases, max_phases, mpi, mpi_library_version, node_names
 
 SCHEMA_VERSION = 1
 

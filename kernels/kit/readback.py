@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.units import MIB
+
 from . import harness, hdf5, mpiio
 from .errors import EXIT_FAILED, KernelError
-from .mpi import MIB, Phases, Stopwatch, max_over_ranks, max_phases, mpi
+from .mpi import Phases, Stopwatch, max_over_ranks, max_phases, mpi
 
 if TYPE_CHECKING:
     import numpy as np
