@@ -46,10 +46,6 @@ class KernelParam:
         """What the program takes when the flag is not given."""
         return self.implied if self.default is None else self.default
 
-    def to_argument(self, value: Any) -> str:
-        """The text of the flag for a canonical value (booleans as ``yes``/``no``)."""
-        return self.type.to_argument(value)
-
 
 #: What a kernel run times (``access``): see ``kernels/kit/readback.py``.
 ACCESS_MODES = ("write", "read", "both")
