@@ -50,6 +50,8 @@ if str(KERNELS) not in sys.path:
 import vpicio  # noqa: E402  (needs the kernels directory on sys.path)
 from kit import hdf5, mpi, rundir  # noqa: E402
 
+from iotune.units import MIB  # noqa: E402
+
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK")
 TARGET_RATIO = 0.9
 FIXED_COST_PARTICLES = 16
@@ -125,7 +127,7 @@ def settle(comm: Any, pause: float) -> None:
 def bandwidth(comm: Any, phases: mpi.Phases, total_bytes: int) -> tuple[float, float]:
     """(MiB/s, seconds) from the maximum total time over ranks."""
     seconds = mpi.max_phases(comm, phases)["total"]
-    return total_bytes / seconds / mpi.MIB, seconds
+    return total_bytes / seconds / MIB, seconds
 
 
 class Variants:
@@ -161,7 +163,7 @@ class Variants:
 def measure(args: argparse.Namespace) -> int:
     """The benchmark body, run on every rank."""
     comm = mpi.mpi().COMM_WORLD
-    particles = args.mib_per_rank * mpi.MIB // vpicio.BYTES_PER_PARTICLE
+    particles = args.mib_per_rank * MIB // vpicio.BYTES_PER_PARTICLE
     collective = args.collective == "yes"
     variants = Variants(comm, particles, collective)
     total_bytes = variants.bytes_per_rank * comm.size

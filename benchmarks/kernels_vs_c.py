@@ -45,10 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iotune.units import MIB
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "benchmarks" / "c" / "bare_writer.c"
 KERNEL = ROOT / "kernels" / "ior.py"
-MIB = 1 << 20
 TARGET_RATIO = 0.95
 TARGET_STARTUP_S = 0.15
 

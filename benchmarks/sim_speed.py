@@ -18,8 +18,7 @@ import pandas as pd
 
 from iotune.kernels.vpic import vpic_pattern
 from iotune.sim import simulate_times
-
-MIB = 2**20
+from iotune.units import MIB
 
 
 def random_configs(n: int, rng: np.random.Generator) -> pd.DataFrame:

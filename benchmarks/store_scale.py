@@ -54,14 +54,14 @@ from pathlib import Path
 from typing import Any
 
 from iotune.config import Config, load_config
+from iotune.kernel_args import APIS
 from iotune.settings import config_key
 from iotune.store import SCHEMA_VERSION
 from iotune.store.cache import cache_path
+from iotune.units import MIB
 
-MIB = 2**20
 CORES = (128, 256, 512, 1024)
 STRATEGIES = ("model", "random", "genetic", "exhaustive")
-IOR_APIS = ("posix", "mpiio", "hdf5")
 
 CONFIG = """\
 schema_version: 1
@@ -113,7 +113,7 @@ class RecordMaker:
         self.params["ior"] = [{"api": api, "block_size": 16 * MIB, "file_per_process": fpp,
                                "fsync": True, "segments": 1, "transfer_size": MIB,
                                "verify": False}
-                              for api in IOR_APIS for fpp in (False, True)]
+                              for api in APIS for fpp in (False, True)]
         self.clock = datetime(2025, 1, 1, tzinfo=UTC)
         self.session: dict[tuple[str, int, str], dict[str, Any]] = {}
         self.probe_round = 0

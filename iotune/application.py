@@ -40,7 +40,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import HINT_PREFIX, SETTINGS, mpiio_hints, settings_in_layer
+from iotune.catalogue import (
+    HINT_PREFIX,
+    SETTINGS,
+    cray_hints,
+    lfs_setstripe_args,
+    mpiio_hints,
+    romio_hints_text,
+    settings_in_layer,
+)
 from iotune.errors import ConfigError
 from iotune.fsinfo import filesystem_of, is_lustre
 from iotune.rundirs import owner, write_marker
@@ -155,17 +163,6 @@ def check_injectable(settings: Mapping[str, Any], where: str = "space") -> None:
 # ------------------------------------------------------------------ injection
 
 
-def romio_hints_text(settings: Mapping[str, Any]) -> str:
-    """The ROMIO hints file: one ``key value`` line per MPI-IO hint."""
-    return "".join(f"{key} {value}\n" for key, value in mpiio_hints(settings).items())
-
-
-def cray_hints(settings: Mapping[str, Any]) -> str:
-    """``MPICH_MPIIO_HINTS`` for every file: ``*:key=value:key=value``."""
-    hints = mpiio_hints(settings)
-    return "*:" + ":".join(f"{k}={v}" for k, v in hints.items()) if hints else ""
-
-
 def preload_settings_text(settings: Mapping[str, Any]) -> str:
     """The preload library's settings file: ``hint:<key>=<value>`` and ``hdf5:<name>=<value>``
     lines (see :mod:`iotune.preload`)."""
@@ -183,13 +180,10 @@ def stripe(directory: Path, settings: Mapping[str, Any], fs_type: str) -> dict[s
     """
     if not is_lustre(fs_type):
         return {"applicable": False, "reason": f"{fs_type} is not Lustre"}
-    command = ["lfs", "setstripe"]
-    for setting in settings_in_layer("lustre"):
-        if setting.name in settings and setting.lfs_option:
-            command += [setting.lfs_option, setting.to_argument(settings[setting.name])]
-    if len(command) == 2:
+    args = lfs_setstripe_args(settings)
+    if not args:
         return {"applicable": True, "requested": None}
-    command.append(str(directory))
+    command = ["lfs", "setstripe", *args, str(directory)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(command)}: {done.stderr.strip() or done.returncode}")
@@ -264,12 +258,10 @@ def describe_application(app: Application, *, settings: Mapping[str, Any], cores
     output = output_directory(app, run_dir)
     lines = [f"# each run: a fresh directory {run_dir} (removed after the run); "
              f"{{scratch}} is {output}"]
-    lustre = {s.name: settings[s.name] for s in settings_in_layer("lustre") if s.name in settings}
-    if lustre and is_lustre(fs_type):
-        lines.append("# lfs setstripe " + " ".join(
-            f"{SETTINGS[n].lfs_option} {SETTINGS[n].to_argument(v)}" for n, v in lustre.items())
-            + f" {output}")
-    elif lustre:
+    striping = lfs_setstripe_args(settings)
+    if striping and is_lustre(fs_type):
+        lines.append(f"# lfs setstripe {' '.join(striping)} {output}")
+    elif striping:
         lines.append(f"# striping not applied: {fs_type} is not Lustre")
     for name, text in injection_files(settings, preload_library is not None).items():
         lines.append(f"# {run_dir / name}:")

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from iotune.catalogue import settings_in_layer
+from iotune.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
 from iotune.errors import ConfigError
 from iotune.settings import HINT_PREFIX, SETTINGS, mpiio_hints, normalise_settings
 
@@ -58,10 +58,7 @@ DEFAULT_DIRECTORY = '"${OUTPUT_DIR:?set OUTPUT_DIR to the directory the program 
 def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
     """``lfs setstripe`` on ``directory`` (a shell word) where ``lfs`` exists; elsewhere one
     line on stderr saying striping does not apply (not a Lustre system)."""
-    args = []
-    for setting in settings_in_layer("lustre"):
-        if setting.name in settings and setting.lfs_option:
-            args += [setting.lfs_option, setting.to_argument(settings[setting.name])]
+    args = lfs_setstripe_args(settings)
     if not args:
         return ["# Lustre: no striping settings were tuned"]
     return ["# Lustre striping for new files in the output directory",
@@ -74,19 +71,18 @@ def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
 
 
 def romio_lines(settings: Mapping[str, Any], hints_file: str) -> list[str]:
-    hints = mpiio_hints(settings)
-    if not hints:
+    text = romio_hints_text(settings)
+    if not text:
         return ["# MPI-IO: no hints were tuned"]
     return ["# ROMIO hints file, read by MPICH/ROMIO at MPI_File_open",
-            write_lines([f"{k} {v}" for k, v in hints.items()], hints_file),
+            write_lines(text.splitlines(), hints_file),
             f'export ROMIO_HINTS="$PWD"/{shlex.quote(hints_file)}']
 
 
 def cray_lines(settings: Mapping[str, Any]) -> list[str]:
-    hints = mpiio_hints(settings)
-    if not hints:
+    value = cray_hints(settings)
+    if not value:
         return ["# Cray MPICH: no hints were tuned"]
-    value = "*:" + ":".join(f"{k}={v}" for k, v in hints.items())
     return ["# Cray MPICH: hints for every file (*)",
             f"export MPICH_MPIIO_HINTS={shlex.quote(value)}"]
 

@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from iotune.errors import ConfigError
 from iotune.units import format_bytes, parse_bytes
 
 HINT_PREFIX = "hint."
@@ -223,6 +222,20 @@ class Text(Kind):
 
 
 @dataclass(frozen=True)
+class FreeText(Kind):
+    """Any string, whose owner checks it further (a user's command line, a metric): for
+    arguments that never reach a hints file or a kernel flag."""
+
+    name: ClassVar[str] = "string"
+    metavar: ClassVar[str] = "TEXT"
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise SettingValueError(f"{value!r} is not text")
+        return value
+
+
+@dataclass(frozen=True)
 class Setting:
     """One tunable knob.
 
@@ -368,6 +381,16 @@ def setting_argv(settings: Mapping[str, Any]) -> list[str]:
     return argv
 
 
+def lfs_setstripe_args(settings: Mapping[str, Any]) -> list[str]:
+    """The ``lfs setstripe`` options that apply the Lustre settings of canonical
+    ``settings`` (``-c 4 -S 1048576``), in catalogue order; empty when there are none."""
+    args: list[str] = []
+    for setting in settings_in_layer("lustre"):
+        if setting.name in settings and setting.lfs_option:
+            args += [setting.lfs_option, setting.to_argument(settings[setting.name])]
+    return args
+
+
 def mpiio_hints(settings: Mapping[str, Any]) -> dict[str, str]:
     """The MPI-IO hints (ROMIO names, string values) that canonical ``settings`` stand for."""
     hints: dict[str, str] = {}
@@ -379,10 +402,14 @@ def mpiio_hints(settings: Mapping[str, Any]) -> dict[str, str]:
     return hints
 
 
-def positive_bytes(value: object, where: str) -> int:
-    """``parse_bytes(value)`` when it is > 0; else ConfigError naming ``where`` and the rule
-    (the rule of every byte-size setting)."""
-    try:
-        return ByteSize().parse(value)
-    except SettingValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+def romio_hints_text(settings: Mapping[str, Any]) -> str:
+    """The ROMIO hints file of canonical ``settings``: one ``key value`` line per MPI-IO
+    hint (empty when there are none)."""
+    return "".join(f"{key} {value}\n" for key, value in mpiio_hints(settings).items())
+
+
+def cray_hints(settings: Mapping[str, Any]) -> str:
+    """Cray MPICH's ``MPICH_MPIIO_HINTS`` for every file, ``*:key=value:key=value``; empty
+    when ``settings`` has no MPI-IO hints."""
+    hints = mpiio_hints(settings)
+    return "*:" + ":".join(f"{k}={v}" for k, v in hints.items()) if hints else ""

@@ -36,7 +36,7 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | Non
     if not rows:
         return "(no rows)"
     cols = list(columns or dict.fromkeys(k for row in rows for k in row))
-    cells = [[_cell(row.get(c)) for c in cols] for row in rows]
+    cells = [[format_cell(row.get(c), readable=False) for c in cols] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
@@ -47,16 +47,26 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | Non
 def render_pairs(pairs: Mapping[str, Any]) -> str:
     """``key: value`` lines aligned on the colon."""
     width = max((len(k) for k in pairs), default=0)
-    return "\n".join(f"{k.ljust(width)}  {_cell(v)}" for k, v in pairs.items())
+    return "\n".join(f"{k.ljust(width)}  {format_cell(v, readable=False)}"
+                     for k, v in pairs.items())
 
 
-def _cell(value: Any) -> str:
+def format_cell(value: Any, *, readable: bool = True) -> str:
+    """A table cell as text: None blank, floats to 4 significant digits, mappings as
+    ``k=v`` words, anything else as ``str``. ``readable`` shows booleans as yes/no and NaN
+    blank (the terminal's tables); without it they stay as Python writes them (``True``,
+    ``nan``), as the plain tables of :func:`render_table` and :func:`render_pairs` show them.
+    """
     if value is None:
         return ""
+    if readable and isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
+        if readable and value != value:  # NaN
+            return ""
         return f"{value:.4g}"
     if isinstance(value, Mapping):
-        return " ".join(f"{k}={_cell(v)}" for k, v in value.items())
+        return " ".join(f"{k}={format_cell(v, readable=readable)}" for k, v in value.items())
     return str(value)
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from iotune.catalogue import (
     HINT_PREFIX,
     SETTINGS,
+    Kind,
     Setting,
     SettingValueError,
     known_setting_names,
@@ -39,9 +41,19 @@ __all__ = [
     "mpiio_hints",
     "normalise_setting",
     "normalise_settings",
+    "normalise_value",
     "parse_bool",
     "setting_argv",
 ]
+
+
+@contextmanager
+def _under(where: str) -> Iterator[None]:
+    """Turn a broken rule (SettingValueError) into ConfigError ``<where>: <rule>``."""
+    try:
+        yield
+    except SettingValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def normalise_setting(name: str, value: Any, where: str = "") -> Any:
@@ -50,10 +62,15 @@ def normalise_setting(name: str, value: Any, where: str = "") -> Any:
     Raises ConfigError naming ``where`` (a key path such as ``space.cb_nodes``, defaults to
     the setting name) and the rule that was broken.
     """
-    try:
+    with _under(where or name):
         return parse_setting(name, value)
-    except SettingValueError as exc:
-        raise ConfigError(f"{where or name}: {exc}") from None
+
+
+def normalise_value(kind: Kind, value: Any, where: str) -> Any:
+    """``value`` checked by a catalogue ``kind`` (``ByteSize()`` for any positive byte
+    size); ConfigError naming ``where`` and the rule otherwise."""
+    with _under(where):
+        return kind.parse(value)
 
 
 def check_requirements(names: list[str] | tuple[str, ...], where: str = "") -> None:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from iotune.output import render_table
+from iotune.output import format_cell, render_table
 
 
 def is_rich(stream: IO[str] | None = None, no_color: bool = False) -> bool:
@@ -37,21 +37,6 @@ def is_rich(stream: IO[str] | None = None, no_color: bool = False) -> bool:
         return bool(target.isatty())
     except (AttributeError, ValueError):  # closed or fake streams
         return False
-
-
-def format_cell(value: Any) -> str:
-    """A table cell as text: floats to 4 significant digits, None blank, mappings as k=v."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if value != value:  # NaN
-            return ""
-        return f"{value:.4g}"
-    if isinstance(value, Mapping):
-        return " ".join(f"{k}={format_cell(v)}" for k, v in value.items())
-    return str(value)
 
 
 def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None,

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 
+#: Bytes in one MiB, the unit of every bandwidth iotune reports (MiB/s).
+MIB = 2**20
+
 _BYTE_UNITS = {
     "": 1,
     "b": 1,

@@ -50,8 +50,9 @@ try:
 except ImportError:  # imported as iotune_kernels.ior
     from iotune_kernels.kit import arguments, harness, hdf5, mpi, mpiio, readback
 
+from iotune.kernel_args import IOR_PARAMS, own_params
+
 KERNEL = "ior"
-APIS = ("posix", "mpiio", "hdf5")
 DATASET = "data"
 POSIX_HINTS_SOURCE = "not applicable: the posix api does not use MPI-IO, hints are not passed"
 #: Bytes at the start of each transfer that hold its offset (the header word, see above).
@@ -446,43 +447,7 @@ def build_parser() -> arguments.KernelArgumentParser:
         + "\napi notes:\n  posix ignores --collective and MPI-IO hints (they are still "
         "recorded); HDF5 settings\n  (--alignment ...) need --api hdf5.\n",
     )
-    pattern = parser.add_argument_group("access pattern")
-    pattern.add_argument(
-        "--api",
-        type=arguments.choice_word(APIS),
-        default="mpiio",
-        metavar="API",
-        help="posix, mpiio or hdf5 (default mpiio)",
-    )
-    pattern.add_argument(
-        "--block-size",
-        type=arguments.byte_size(1),
-        default=16 * mpi.MIB,
-        metavar="BYTES",
-        help="contiguous bytes per rank per segment (default 16M)",
-    )
-    pattern.add_argument(
-        "--transfer-size",
-        type=arguments.byte_size(1),
-        default=mpi.MIB,
-        metavar="BYTES",
-        help="bytes per write call; must divide the block size (default 1M)",
-    )
-    pattern.add_argument(
-        "--segments",
-        type=arguments.count(1),
-        default=1,
-        metavar="N",
-        help="number of segments (default 1)",
-    )
-    pattern.add_argument(
-        "--file-per-process",
-        type=arguments.yes_no,
-        default=False,
-        metavar="yes|no",
-        help="one file per rank (yes) or one shared file (no, default)",
-    )
-    readback.add_arguments(pattern)
+    arguments.add_params(parser.add_argument_group("access pattern"), own_params(IOR_PARAMS))
     harness.add_common_arguments(parser, collective_default=False)
     return parser
 

@@ -34,6 +34,8 @@ try:
 except ImportError:  # imported as iotune_kernels.vpicio
     from iotune_kernels.kit import arguments, harness, hdf5, mpi, readback
 
+from iotune.kernel_args import VPIC_PARAMS, own_params
+
 KERNEL = "vpic"
 FILE_NAME = "vpic.h5"
 #: Dataset name -> element type, in creation order (as VPIC-IO / h5bench write them).
@@ -48,7 +50,6 @@ DATASETS: tuple[tuple[str, np.dtype], ...] = (
     ("pz", np.dtype("<f4")),
 )
 BYTES_PER_PARTICLE = sum(dtype.itemsize for _, dtype in DATASETS)  # 32
-DEFAULT_PARTICLES = 8 * 1024 * 1024
 _MASK = (1 << 20) - 1
 #: Float datasets: value = scale * m + offset + step * t.
 _FLOAT_FORMULA = {
@@ -267,23 +268,7 @@ def build_parser() -> arguments.KernelArgumentParser:
         ),
         epilog=harness.COMMON_EPILOG + readback.READ_EPILOG,
     )
-    layout = parser.add_argument_group("particle layout")
-    layout.add_argument(
-        "--particles-per-rank",
-        type=arguments.count(1),
-        default=DEFAULT_PARTICLES,
-        metavar="N",
-        help=f"particles written by each rank per timestep (default {DEFAULT_PARTICLES}, "
-        "i.e. 256 MiB per rank per timestep)",
-    )
-    layout.add_argument(
-        "--timesteps",
-        type=arguments.count(1),
-        default=1,
-        metavar="T",
-        help="number of timesteps, one group each (default 1)",
-    )
-    readback.add_arguments(layout)
+    arguments.add_params(parser.add_argument_group("particle layout"), own_params(VPIC_PARAMS))
     harness.add_common_arguments(parser, collective_default=True)
     return parser
 

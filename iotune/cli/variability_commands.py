@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from iotune.catalogue import positive_bytes
+from iotune.catalogue import ByteSize
 from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError
 from iotune.output import emit, progress, render_pairs, render_table
+from iotune.settings import normalise_value
 from iotune.store import Store
 from iotune.units import parse_duration
 
@@ -95,7 +96,7 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     interval_s = _duration(interval, "--interval")
     duration_s = None if duration.strip().lower() == "none" else _duration(duration,
                                                                           "--duration")
-    size = positive_bytes(size_text, "--size")
+    size = normalise_value(ByteSize(), size_text, "--size")
     settings = ProbeSettings(interval_s, duration_s, size, rounds, queue,
                              _duration(queue_interval, "--queue-interval"))
     config = resolve_config(config_path)
@@ -340,7 +341,7 @@ def placement_command(config_path: Path | None, store_path: Path | None, backend
     if (t_idle is None) != (t_busy is None):
         raise ConfigError("--t-idle/--t-busy: give both times, or neither to take them from "
                           "the store's mixture")
-    total = positive_bytes(total_text, "--total") if total_text else None
+    total = normalise_value(ByteSize(), total_text, "--total") if total_text else None
     counts = None if n_idle is None or n_busy is None else (n_idle, n_busy)
     times = None if t_idle is None or t_busy is None else (t_idle, t_busy)
     probe_states = None

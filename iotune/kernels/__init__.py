@@ -10,8 +10,9 @@ kernel's name. Each kernel's module registers its spec in :mod:`iotune.kernels.r
 importing this package imports them all, so the registry is full wherever a kernel is
 looked up by name.
 
-A kernel's fixed arguments (``params``) map to ``--<name-with-dashes> VALUE`` like
-settings do; boolean flags without a value (``verify``, ``keep``) are passed bare.
+A kernel's fixed arguments (``params``, defined in :mod:`iotune.kernel_args` for the
+bundled programs) map to ``--<name-with-dashes> VALUE`` like settings do; a bare argument
+(``verify``) is passed as its flag alone.
 """
 
 from __future__ import annotations
@@ -20,17 +21,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from iotune.kernel_args import KernelParam
 from iotune.kernels import command, ior, vpic  # noqa: F401
 from iotune.kernels.registry import KERNELS, get_kernel, kernels_with
-from iotune.kernels.spec import (
-    Feature,
-    KernelFeatureError,
-    KernelParam,
-    KernelSpec,
-)
+from iotune.kernels.spec import Feature, KernelFeatureError, KernelSpec
 
 __all__ = [
-    "BARE_FLAGS",
     "KERNELS",
     "Feature",
     "KernelFeatureError",
@@ -41,19 +37,19 @@ __all__ = [
     "kernels_with",
 ]
 
-BARE_FLAGS = ("verify", "keep")
-
-
 def kernel_argv(spec: KernelSpec, params: Mapping[str, Any],
                 python: str | None = None) -> list[str]:
-    """``python kernel.py --param value ...`` for the (normalised) params; settings come after."""
+    """``python kernel.py --param value ...`` for the (normalised) params; settings come after.
+    A bare argument (``verify``) is passed as its flag alone when true."""
     argv = [python or sys.executable, str(spec.path())]
     for name, value in params.items():
-        if name in BARE_FLAGS:
+        param = spec.param(name)
+        flag = "--" + name.replace("_", "-")
+        if param is not None and param.bare:
             if value:
-                argv.append("--" + name)
+                argv.append(flag)
         elif isinstance(value, bool):
-            argv += ["--" + name.replace("_", "-"), "yes" if value else "no"]
+            argv += [flag, "yes" if value else "no"]
         else:
-            argv += ["--" + name.replace("_", "-"), str(value)]
+            argv += [flag, str(value)]
     return argv

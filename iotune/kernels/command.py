@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.application import Application, check_injectable, parse_application
+from iotune.catalogue import Choice, FreeText
+from iotune.kernel_args import KernelParam
 from iotune.kernels.registry import register_kernel
-from iotune.kernels.spec import KernelFeatureError, KernelParam, KernelSpec
+from iotune.kernels.spec import KernelFeatureError, KernelSpec
 
 NAME = "command"
 
@@ -50,12 +52,12 @@ class CommandSpec(KernelSpec):
 COMMAND = register_kernel(CommandSpec(
     NAME, "", "a user's own MPI program, run unmodified with the settings injected",
     (
-        KernelParam("command", "text", None, "the program's command line; {cores}, {nodes} "
-                    "and {scratch} (its fresh output directory) are replaced"),
-        KernelParam("output_dir", "text", "", "a directory below the run directory to make "
-                    "(and stripe) for the program's output"),
-        KernelParam("metric", "text", "wall", "wall, io_time or regex:PATTERN"),
-        KernelParam("preload", "choice", "auto", "load the preload library: auto, yes, no",
-                    ("auto", "yes", "no")),
+        KernelParam("command", FreeText(), None, "the program's command line; {cores}, "
+                    "{nodes} and {scratch} (its fresh output directory) are replaced"),
+        KernelParam("output_dir", FreeText(), "", "a directory below the run directory to "
+                    "make (and stripe) for the program's output"),
+        KernelParam("metric", FreeText(), "wall", "wall, io_time or regex:PATTERN"),
+        KernelParam("preload", Choice(choices=("auto", "yes", "no")), "auto",
+                    "load the preload library: auto, yes, no"),
     ),
 ))

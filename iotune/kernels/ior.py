@@ -11,21 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from iotune.kernel_args import ACCESS_MODES, APIS, IOR_PARAMS
 from iotune.kernels.registry import register_kernel
-from iotune.kernels.spec import (
-    ACCESS_MODES,
-    ACCESS_PARAM,
-    COMMON_PARAMS,
-    KernelParam,
-    KernelSpec,
-)
+from iotune.kernels.spec import KernelSpec
 
 if TYPE_CHECKING:
     from iotune.darshan.genes import Gene, LogHints, Variant
     from iotune.darshan.records import FileCounters
     from iotune.sim.pattern import Pattern, PatternDefaults
 
-APIS = ("posix", "mpiio", "hdf5")
 #: IOR's own defaults (``-a POSIX -t 256k``), which a simulated pattern takes when unset.
 IOR_DEFAULT_API = "posix"
 IOR_DEFAULT_TRANSFER = 256 * 1024
@@ -130,16 +124,7 @@ class IorKernel(KernelSpec):
 
 
 IOR = register_kernel(IorKernel(
-    "ior", "ior.py", "IOR-style segmented write: POSIX, MPI-IO or HDF5",
-    (
-        KernelParam("api", "choice", "mpiio", "I/O interface", APIS),
-        KernelParam("block_size", "bytes", 16 * 2**20, "contiguous bytes per rank per segment"),
-        KernelParam("transfer_size", "bytes", 2**20, "bytes per write call"),
-        KernelParam("segments", "count", 1, "segments"),
-        KernelParam("file_per_process", "bool", False, "one file per rank"),
-        *COMMON_PARAMS,
-        ACCESS_PARAM,
-    ),
+    "ior", "ior.py", "IOR-style segmented write: POSIX, MPI-IO or HDF5", IOR_PARAMS,
 ))
 
 

@@ -37,10 +37,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.catalogue import positive_bytes
 from iotune.errors import ConfigError
+from iotune.kernel_args import ACCESS_PARAM, KernelParam
 from iotune.kernels.registry import KERNELS, kernels_with
-from iotune.settings import parse_bool
+from iotune.settings import normalise_value
 
 if TYPE_CHECKING:
     from iotune.application import Application
@@ -70,17 +70,6 @@ class KernelFeatureError(ConfigError):
 
 
 @dataclass(frozen=True)
-class KernelParam:
-    """One fixed argument of a kernel: ``kind`` is count, bytes, bool, choice or text."""
-
-    name: str
-    kind: str
-    default: Any
-    help: str
-    choices: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class KernelSpec(ABC):
     """What the driver knows about a kernel program (see the module docstring).
 
@@ -105,6 +94,7 @@ class KernelSpec(ABC):
     # -- arguments -------------------------------------------------------------------------
 
     def param(self, name: str) -> KernelParam | None:
+        """The argument called ``name``, or None when the kernel has none."""
         return next((p for p in self.params if p.name == name), None)
 
     def arg(self, params: Mapping[str, Any], name: str) -> Any:
@@ -125,7 +115,7 @@ class KernelSpec(ABC):
         """What a run with ``params`` times: ``write``, ``read`` or ``both`` (``write`` when
         ``access`` is not given, or for a kernel without a read phase)."""
         value = params.get("access") if self.has_reads else None
-        return str(value) if value is not None else "write"
+        return str(value if value is not None else ACCESS_PARAM.implied)
 
     def path(self) -> Path:
         """The kernel program's file, from the installed package or the source tree."""
@@ -141,7 +131,7 @@ class KernelSpec(ABC):
                 raise ConfigError(
                     f"{where}.{name}: unknown argument of kernel '{self.name}'; known: {known}"
                 )
-            out[name] = _normalise_param(spec, value, f"{where}.{name}")
+            out[name] = normalise_value(spec.type, value, f"{where}.{name}")
         for spec in self.params:
             if spec.default is not None:
                 out.setdefault(spec.name, spec.default)
@@ -253,40 +243,3 @@ def _only_kernels_choosing(key: str) -> str:
     if len(free) == 1:
         return f"only the {free[0]} kernel {singular}"
     return f"only the kernels {', '.join(free)} {plural}"
-
-
-def _normalise_param(spec: KernelParam, value: Any, where: str) -> Any:
-    if spec.kind == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ConfigError(f"{where}: {value!r} is not a positive integer")
-        return value
-    if spec.kind == "bytes":
-        return positive_bytes(value, where)
-    if spec.kind == "text":
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: {value!r} is not text")
-        return value
-    if spec.kind == "bool":
-        parsed = parse_bool(value)
-        if parsed is None:
-            raise ConfigError(f"{where}: {value!r} is not a boolean (true/false, yes/no)")
-        return parsed
-    if not isinstance(value, str) or value.lower() not in spec.choices:
-        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(spec.choices)}")
-    return value.lower()
-
-
-#: What a kernel run times (``access``): see ``kernels/kit/readback.py``.
-ACCESS_MODES = ("write", "read", "both")
-#: The ``access`` argument of the kernels with a read phase. Its default is None, not
-#: ``write``: a run that does not give it is a write, and its configuration key (which
-#: includes the arguments) stays what it was before kernels could read.
-ACCESS_PARAM = KernelParam(
-    "access", "choice", None, "what is timed: write (default), read (read-back of a file "
-    "written untimed beforehand) or both (write, then read)", ACCESS_MODES)
-
-#: The arguments every bundled kernel takes.
-COMMON_PARAMS = (
-    KernelParam("fsync", "bool", True, "fsync inside the timed region (keeps the page cache out)"),
-    KernelParam("verify", "bool", False, "read the data back after the timed region and check it"),
-)

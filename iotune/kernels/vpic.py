@@ -11,15 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from iotune.errors import ConfigError
+from iotune.kernel_args import ACCESS_MODES, VPIC_PARAMS, param_named
 from iotune.kernels.registry import register_kernel
-from iotune.kernels.spec import (
-    ACCESS_MODES,
-    ACCESS_PARAM,
-    COMMON_PARAMS,
-    KernelParam,
-    KernelSpec,
-)
+from iotune.kernels.spec import KernelSpec
+from iotune.settings import normalise_value
 
 if TYPE_CHECKING:
     from iotune.darshan.genes import Gene, LogHints, Variant
@@ -31,6 +26,7 @@ DATASETS = 8
 #: Bytes of one particle in one dataset: a rank's slab is this times its particles.
 BYTES_PER_VALUE = BYTES_PER_PARTICLE // DATASETS
 _TIMESTEP_GRID = tuple(range(1, 17))
+_PARTICLES = param_named(VPIC_PARAMS, "particles_per_rank")
 
 
 class VpicKernel(KernelSpec):
@@ -109,23 +105,13 @@ class VpicKernel(KernelSpec):
 
 VPIC = register_kernel(VpicKernel(
     "vpic", "vpicio.py", "VPIC-IO particle write: 8 1-D datasets per timestep (HDF5)",
-    (
-        KernelParam("particles_per_rank", "count", 8 * 2**20, "particles per rank"),
-        KernelParam("timesteps", "count", 1, "timesteps (one group each)"),
-        *COMMON_PARAMS,
-        ACCESS_PARAM,
-    ),
-    collective_default=True,
+    VPIC_PARAMS, collective_default=True,
 ))
 
 
-def vpic_pattern(ranks: int, particles_per_rank: int = 8 * 2**20,
+def vpic_pattern(ranks: int, particles_per_rank: int = _PARTICLES.default,
                  nodes: int | None = None) -> Pattern:
     """The simulated pattern of the ``vpic`` kernel with ``particles_per_rank`` particles
-    (default 8 Mi = 256 MiB) in one timestep."""
-    if (isinstance(particles_per_rank, bool) or not isinstance(particles_per_rank, int)
-            or particles_per_rank <= 0):
-        raise ConfigError(f"pattern.particles_per_rank: {particles_per_rank!r} is not a "
-                          "positive integer")
-    return VPIC.sim_pattern(ranks, {"particles_per_rank": particles_per_rank, "timesteps": 1},
-                            nodes)
+    (by default the kernel's) in one timestep."""
+    particles = normalise_value(_PARTICLES.type, particles_per_rank, "pattern.particles_per_rank")
+    return VPIC.sim_pattern(ranks, {"particles_per_rank": particles, "timesteps": 1}, nodes)

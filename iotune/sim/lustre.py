@@ -85,9 +85,9 @@ import numpy.typing as npt
 from iotune.sim.configs import AUTOMATIC, ENABLE, ConfigArrays
 from iotune.sim.pattern import Pattern
 from iotune.sim.system import SimSystem
+from iotune.units import MIB
 
 FloatArray = npt.NDArray[np.float64]
-MIB = float(2**20)
 #: Exponent of the smooth maximum that combines the client, server and peak limits.
 SATURATION_P = 4.0
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iotune.errors import ConfigError
-
-APIS = ("posix", "mpiio", "hdf5")
+from iotune.kernel_args import APIS
 
 
 @dataclass(frozen=True)

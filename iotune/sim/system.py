@@ -78,8 +78,9 @@ from typing import Any
 
 import yaml
 
-from iotune.catalogue import SETTINGS, SettingValueError, positive_bytes
+from iotune.catalogue import SETTINGS, ByteSize, SettingValueError
 from iotune.errors import ConfigError
+from iotune.settings import normalise_value
 
 CB_NODES_RULES = ("stripe_count", "nodes")
 #: Data sets a preset can be calibrated on (``calibration.target``).
@@ -244,7 +245,8 @@ def system_from_mapping(data: Any, where: str = "system") -> SimSystem:
         values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=True)
     for key in _NON_NEGATIVE_FLOAT:
         values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=False)
-    values["rpc_size"] = positive_bytes(_require(top, "rpc_size", where), f"{where}.rpc_size")
+    values["rpc_size"] = normalise_value(ByteSize(), _require(top, "rpc_size", where),
+                                         f"{where}.rpc_size")
     if values["client_bandwidth_mib_s"] > values["injection_bandwidth_mib_s"]:
         raise ConfigError(
             f"{where}.client_bandwidth_mib_s: {values['client_bandwidth_mib_s']:g} exceeds "

@@ -1,8 +1,10 @@
-"""The command-line layer: a parser for MPI programs and argument types from the catalogue.
+"""The command-line layer: a parser for MPI programs, its flags made from iotune's rows.
 
-Every setting flag parses its value with the catalogue's rule (:mod:`iotune.catalogue`), so
-a value the config rejects is rejected here with the same words. A bad value ends the
-program with exit code 2 and one line on stderr naming the flag and the rule.
+Every setting flag comes from the settings catalogue (:mod:`iotune.catalogue`) and every
+kernel argument from the kernel's rows (:mod:`iotune.kernel_args`), which the driver checks
+configs with: a flag's value is parsed by the same rule, its default and help are those
+rows', and a value the config rejects is rejected here with the same words. A bad value
+ends the program with exit code 2 and one line on stderr naming the flag and the rule.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from iotune.catalogue import (
     YesNo,
     settings_in_layer,
 )
+from iotune.kernel_args import KernelParam
 
 from .errors import EXIT_USAGE
 
@@ -113,6 +116,36 @@ def add_layer(group: Any, layer: str) -> None:
     """Add the flags of every catalogue setting of ``layer``."""
     for setting in settings_in_layer(layer):
         add_setting(group, setting)
+
+
+def add_param(group: Any, param: KernelParam, *, given_only: bool = False) -> None:
+    """Add the flag of one kernel argument (``particles_per_rank`` ->
+    ``--particles-per-rank N``), defaulting to its program default, which the help states.
+
+    A bare argument is a flag without a value. With ``given_only`` the flag defaults to
+    None, so the run can tell a given value from the default; :func:`param_value` then
+    reads it.
+    """
+    if param.bare:
+        group.add_argument(param.flag, action="store_true", help=param.help)
+        return
+    kind = param.type
+    default = param.program_default
+    group.add_argument(param.flag, type=kind_type(kind), default=None if given_only else default,
+                       metavar="|".join(kind.choices) if kind.choices else kind.metavar,
+                       help=f"{param.help} (default {kind.describe(default)})")
+
+
+def add_params(group: Any, params: Sequence[KernelParam]) -> None:
+    """Add the flags of ``params``, in order."""
+    for param in params:
+        add_param(group, param)
+
+
+def param_value(args: argparse.Namespace, param: KernelParam) -> Any:
+    """The value of ``param`` on the command line, or its program default when not given."""
+    value = getattr(args, param.name)
+    return param.program_default if value is None else value
 
 
 def given_settings(args: argparse.Namespace) -> dict[str, Any]:

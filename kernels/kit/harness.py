@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from iotune.catalogue import SETTINGS
+from iotune.kernel_args import FSYNC, VERIFY
+from iotune.units import MIB
 
 from . import hdf5, mpiio, rundir
-from .arguments import add_setting, check_requirements, given_settings, yes_no
+from .arguments import add_param, add_setting, check_requirements, given_settings, param_value
 from .errors import EXIT_FAILED, EXIT_OK, KernelError
-from .mpi import MIB, Phases, max_phases, mpi, mpi_library_version, node_names
+from .mpi import Phases, max_phases, mpi, mpi_library_version, node_names
 
 SCHEMA_VERSION = 1
 
@@ -64,23 +66,14 @@ exit codes:
 def add_common_arguments(parser: argparse.ArgumentParser, *, collective_default: bool) -> None:
     """Add the flags every kernel shares: run control, then each layer's.
 
-    Settings default to ``None`` so that the result can list only the settings given.
+    Settings (and ``--fsync``) default to ``None`` so that the result can list only the
+    settings given.
     """
     run = parser.add_argument_group("run control")
-    run.add_argument(
-        "--verify",
-        action="store_true",
-        help="after the timed region, read everything back and check every value "
-        "(exit code 1 on a mismatch)",
-    )
+    add_param(run, VERIFY)
     add_setting(run, SETTINGS["collective"],
                 f"; default: {'yes' if collective_default else 'no'}")
-    run.add_argument(
-        "--fsync",
-        type=yes_no,
-        metavar="yes|no",
-        help="flush and fsync the file(s) inside the timed region, before close; default: no",
-    )
+    add_param(run, FSYNC, given_only=True)
     rundir.add_arguments(parser)
     mpiio.add_arguments(parser)
     hdf5.add_arguments(parser)
@@ -237,7 +230,7 @@ def _run_collectively(
         hints=hints,
         info=mpiio.make_info(hints),
         collective=collective_default if args.collective is None else args.collective,
-        fsync=bool(args.fsync),
+        fsync=param_value(args, FSYNC),
     )
     try:
         outcome = body(ctx)

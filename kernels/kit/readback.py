@@ -1,4 +1,4 @@
-"""Read phases: the kernels' ``--access`` flag, the timed read-back and its checks.
+"""Read phases: what the kernels' ``--access`` means, the timed read-back and its checks.
 
 ``--access write`` (the default) times the write only. ``--access read`` writes the file
 first without timing it (the *prepare*: always flushed with fsync and closed), then times
@@ -22,28 +22,27 @@ The read phases are timed like the write (``MPI.Wtime`` per rank, maximum over r
 reported in ``times_s`` as ``read_open``, ``read``, ``read_close`` and ``read_total``; with
 ``--access read`` the write keys (``open``, ``write``, ``close``, ``total``) are absent.
 
-numpy is imported inside the functions that use it: importing this module (for the
-``--access`` flag) loads none, so a write-only POSIX or MPI-IO run of ior loads none.
+numpy is imported inside the functions that use it: importing this module loads none, so
+a write-only POSIX or MPI-IO run of ior loads none.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from iotune.units import MIB
+
 from . import harness, hdf5, mpiio
-from .arguments import choice_word
 from .errors import EXIT_FAILED, KernelError
-from .mpi import MIB, Phases, Stopwatch, max_over_ranks, max_phases, mpi
+from .mpi import Phases, Stopwatch, max_over_ranks, max_phases, mpi
 
 if TYPE_CHECKING:
     import numpy as np
 
-ACCESS_MODES = ("write", "read", "both")
 #: Values checked per read call (see the module docstring).
 SAMPLES_PER_READ = 1024
 
@@ -61,18 +60,6 @@ reads (--access read|both):
   exits with code 1. Data sieving and collective buffering for reads follow
   --romio-ds-read and --romio-cb-read.
 """
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``--access`` flag (default ``write``)."""
-    parser.add_argument(
-        "--access",
-        type=choice_word(ACCESS_MODES),
-        default="write",
-        metavar="write|read|both",
-        help="what is timed: the write (default), the read-back of a file written untimed "
-        "beforehand, or both (write, then read)",
-    )
 
 
 def writes_timed(access: str) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import settings_in_layer
+from iotune.catalogue import lfs_setstripe_args, settings_in_layer
 from iotune.errors import ConfigError
 from iotune.rundirs import write_marker
 from iotune.scratch import SCRATCH_RULE, check_scratch
@@ -164,11 +164,7 @@ def apply_striping(run_dir: Path, fs: Mapping[str, Any],
         return {"applicable": False, "reason": f"{fs['type']} is not Lustre"}
     record: dict[str, Any] = {"applicable": True, "requested": None, "command": None}
     if striping:
-        command = ["lfs", "setstripe"]
-        for setting in settings_in_layer("lustre"):
-            if setting.name in striping and setting.lfs_option:
-                command += [setting.lfs_option, setting.to_argument(striping[setting.name])]
-        command.append(str(run_dir))
+        command = ["lfs", "setstripe", *lfs_setstripe_args(striping), str(run_dir)]
         _run_lfs(command)
         record["requested"] = {s.name: striping.get(s.name) for s in settings_in_layer("lustre")}
         record["command"] = " ".join(command)

@@ -14,10 +14,11 @@ from kernel_helpers import KERNELS, Run, mpiexec, run_program
 #: write-only POSIX or MPI-IO run of ior makes its data without it (about 0.05 s of start-up
 #: per process on an idle machine, more with two ranks importing it at once on two cores).
 HEAVY = ("numpy", "h5py", "pandas", "scipy", "sklearn", "matplotlib", "yaml", "pyarrow")
-#: The iotune modules the kit needs: the settings catalogue and the run-directory rules.
+#: The iotune modules the kit needs: the settings catalogue, the kernels' arguments and the
+#: run-directory rules.
 IOTUNE_NEEDED = {
-    "iotune", "iotune.catalogue", "iotune.units", "iotune.errors", "iotune.rundirs",
-    "iotune.scratch", "iotune.in_effect",
+    "iotune", "iotune.catalogue", "iotune.kernel_args", "iotune.units", "iotune.errors",
+    "iotune.rundirs", "iotune.scratch", "iotune.in_effect",
 }  # fmt: skip
 
 
