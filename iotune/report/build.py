@@ -130,8 +130,8 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
     tuned = read_tuned(tuned_path) if tuned_path is not None else None
     datasets: list[Dataset] = []
     chosen = None
-    probes = records.probe_rounds() if records is not None else []
-    if records is not None and (kernel_counts(records) or kernel or tuned or not probes):
+    probe_count = records.probe_round_count() if records is not None else 0
+    if records is not None and (kernel_counts(records) or kernel or tuned or not probe_count):
         assert store is not None
         chosen = choose_kernel(records, kernel=kernel,
                                tuned_kernel=(tuned or {}).get("kernel"),
@@ -149,9 +149,10 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
         say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
             "the model and drawing the figures")
         report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
-    if probes or inputs.probe_backend is not None:
-        say(f"probe rounds: {len(probes)}; fitting the state mixture")
-        part = states_part(probes, inputs, out, fmt, say)
+    if probe_count or inputs.probe_backend is not None:
+        say(f"probe rounds: {probe_count}; fitting the state mixture")
+        part = states_part(records.probe_rounds() if records is not None else [], inputs, out,
+                           fmt, say)
         if part is not None:
             report.papers.append(part)
     if inputs.trace is not None:
