@@ -110,11 +110,6 @@ class Segment:
         its columns.)"""
 
     @property
-    def last_seq(self) -> int:
-        """One past the position of the segment's last record."""
-        return self.first_seq + self.records
-
-    @property
     def size(self) -> int:
         return self.end - self.start
 

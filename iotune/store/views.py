@@ -189,33 +189,25 @@ def row_columns(parts: Sequence[Part], rows: RowFilter = ok_rows,
 def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows, *,
                    keep: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
                    chunk_records: int = 20_000) -> int:
-    """Write the rows :func:`rows_frame` would give to the CSV file ``path``, a chunk of
-    ``chunk_records`` store positions at a time, so memory does not grow with the store;
-    ``keep`` filters each chunk's frame. Returns the number of rows written.
+    """Write the rows :func:`rows_frame` would give to the CSV file ``path``, a chunk at a
+    time, so memory does not grow with the store; ``keep`` filters each chunk's frame.
+    Returns the number of rows written.
 
-    The columns are those of the whole selection (:func:`row_columns`); a chunk lacking
-    some writes them empty, as the whole frame would. Each chunk reads only the segments
-    it covers and releases those it has finished, so at most a chunk's rows and a few
-    segments' columns are in memory at once.
+    A chunk is a run of whole segments holding at least ``chunk_records`` records (or the
+    last ones); its segments are released once it is written, so what is in memory at
+    once is about one chunk's rows and columns. The columns are those of the whole
+    selection (:func:`row_columns`); a chunk lacking some writes them empty, as the whole
+    frame would.
     """
     picked = {id(part): rows(part) for part in parts}  # each part's selection, once
-
-    def chosen(part: Part) -> np.ndarray:
-        return picked[id(part)]
-
+    chosen = partial(_rows_of, picked)
     columns = row_columns(parts, chosen)
-    segments = _by_segment(parts)
-    end = max((segment.last_seq for segment, _ in segments), default=0)
     written = 0
     with path.open("w", newline="") as out:
-        for start in range(0, end, chunk_records):
-            stop = start + chunk_records
-            frame = rows_frame([part for segment, mine in segments
-                                if segment.first_seq < stop and segment.last_seq > start
-                                for part in mine], partial(_rows_between, picked, start, stop))
-            for segment, _ in segments:
-                if start < segment.last_seq <= stop:
-                    segment.release()
+        for chunk in _chunks(_by_segment(parts), chunk_records):
+            frame = rows_frame([part for _, mine in chunk for part in mine], chosen)
+            for segment, _ in chunk:
+                segment.release()
             if keep is not None and not frame.empty:
                 frame = keep(frame)
             if frame.empty:
@@ -227,18 +219,32 @@ def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows,
     return written
 
 
-def _rows_between(picked: Mapping[int, np.ndarray], start: int, stop: int, part: Part
-                  ) -> np.ndarray:
-    """The rows of ``picked[id(part)]`` at store positions from ``start`` to before
-    ``stop``."""
-    rows = picked[id(part)]
-    seqs = _seq(part)[rows]
-    return rows[(seqs >= start) & (seqs < stop)]
+def _rows_of(picked: Mapping[int, np.ndarray], part: Part) -> np.ndarray:
+    """The rows ``picked`` holds for ``part`` (by its id)."""
+    return picked[id(part)]
 
 
-def _by_segment(parts: Sequence[Part]) -> list[tuple[Segment, list[Part]]]:
+SegmentParts = tuple[Segment, list[Part]]
+
+
+def _chunks(segments: Sequence[SegmentParts], records: int) -> Iterator[list[SegmentParts]]:
+    """Runs of consecutive ``segments`` holding at least ``records`` records each (the
+    last run may hold fewer)."""
+    run: list[SegmentParts] = []
+    count = 0
+    for group in segments:
+        run.append(group)
+        count += group[0].records
+        if count >= records:
+            yield run
+            run, count = [], 0
+    if run:
+        yield run
+
+
+def _by_segment(parts: Sequence[Part]) -> list[SegmentParts]:
     """``parts`` grouped by their segment, segments in store order, parts as given."""
-    groups: dict[int, tuple[Segment, list[Part]]] = {}
+    groups: dict[int, SegmentParts] = {}
     for part in parts:
         groups.setdefault(id(part.segment), (part.segment, []))[1].append(part)
     return sorted(groups.values(), key=lambda group: group[0].first_seq)
