@@ -145,16 +145,18 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
     except OSError as exc:
         raise ConfigError(f"-o {out}: cannot create the directory: {exc.strerror}") from None
     report = Report(out, fmt, chosen, store, tuned, [])
-    for dataset in datasets:
-        say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
-            "the model and drawing the figures")
-        report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
     if probe_count or inputs.probe_backend is not None:
+        # Drawn before the datasets (it is shown after them): the probe rounds are whole
+        # records, read and let go before the datasets' models and figures need memory.
         say(f"probe rounds: {probe_count}; fitting the state mixture")
         part = states_part(records.probe_rounds() if records is not None else [], inputs, out,
                            fmt, say)
         if part is not None:
             report.papers.append(part)
+    for dataset in datasets:
+        say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
+            "the model and drawing the figures")
+        report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
     if inputs.trace is not None:
         say(f"trace {inputs.trace}: finding and estimating its I/O phases")
         report.papers.append(phases_part(inputs, out, fmt))
