@@ -130,8 +130,8 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
     tuned = read_tuned(tuned_path) if tuned_path is not None else None
     datasets: list[Dataset] = []
     chosen = None
-    probes = records.probe_rounds() if records is not None else []
-    if records is not None and (kernel_counts(records) or kernel or tuned or not probes):
+    probe_count = records.probe_round_count() if records is not None else 0
+    if records is not None and (kernel_counts(records) or kernel or tuned or not probe_count):
         assert store is not None
         chosen = choose_kernel(records, kernel=kernel,
                                tuned_kernel=(tuned or {}).get("kernel"),
@@ -145,15 +145,18 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
     except OSError as exc:
         raise ConfigError(f"-o {out}: cannot create the directory: {exc.strerror}") from None
     report = Report(out, fmt, chosen, store, tuned, [])
+    if probe_count or inputs.probe_backend is not None:
+        # Drawn before the datasets (it is shown after them): the probe rounds are whole
+        # records, read and let go before the datasets' models and figures need memory.
+        say(f"probe rounds: {probe_count}; fitting the state mixture")
+        part = states_part(records.probe_rounds() if records is not None else [], inputs, out,
+                           fmt, say)
+        if part is not None:
+            report.papers.append(part)
     for dataset in datasets:
         say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
             "the model and drawing the figures")
         report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
-    if probes or inputs.probe_backend is not None:
-        say(f"probe rounds: {len(probes)}; fitting the state mixture")
-        part = states_part(probes, inputs, out, fmt, say)
-        if part is not None:
-            report.papers.append(part)
     if inputs.trace is not None:
         say(f"trace {inputs.trace}: finding and estimating its I/O phases")
         report.papers.append(phases_part(inputs, out, fmt))

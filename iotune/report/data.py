@@ -20,6 +20,7 @@ import os
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, overload
 
 import numpy as np
@@ -30,7 +31,8 @@ from iotune.errors import DataError, StoreError
 from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.store import PROVENANCE, Store, now_iso
 from iotune.store.cache import Part, Snapshot, open_snapshot
-from iotune.store.records import Measurement
+from iotune.store.columns import Piece
+from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
 from iotune.store.segments import MEASUREMENT, OTHER
 from iotune.store.views import light_records, records_at, rows_frame, timed_ok_rows
 
@@ -74,6 +76,19 @@ def settings_label(settings: Mapping[str, Any], shown: Sequence[str] | None = No
 
 def is_setting_column(name: str) -> bool:
     return name in SETTINGS or name.startswith(HINT_PREFIX)
+
+
+#: The columns of a flat row (:meth:`Measurement.row`) a report reads besides the settings
+#: and what each run read back (see :func:`is_report_column`).
+REPORT_COLUMNS = frozenset(("campaign", "cores", "write_time"))
+
+
+def is_report_column(name: str) -> bool:
+    """Whether a report reads the flat-row column ``name``: the campaign, the ranks, the
+    write time, every setting, and the hints in effect and whether each setting took
+    effect. A dataset's frame holds only these, so it stays small however many runs."""
+    return (name in REPORT_COLUMNS or is_setting_column(name)
+            or name.startswith((IN_EFFECT_PREFIX, EFFECT_PREFIX)))
 
 
 @dataclass(frozen=True)
@@ -220,7 +235,11 @@ class SearchSession:
 
 @dataclass
 class Dataset:
-    """One backend's share of the kernel's measurements."""
+    """One backend's share of the kernel's measurements.
+
+    ``frame`` has a row per successful run with a positive write time, in store order,
+    holding the columns a report reads (:func:`is_report_column`) of the run's flat row.
+    """
 
     provenance: Provenance
     frame: pd.DataFrame
@@ -277,6 +296,12 @@ class StoreRecords(Sequence[Mapping[str, Any]]):
             if part.info.kind in (MEASUREMENT, OTHER) and part.info.key[3] != PROBE_CAMPAIGN:
                 counts[part.info.key[1]] = counts.get(part.info.key[1], 0) + part.info.rows
         return counts
+
+    def probe_round_count(self) -> int:
+        """How many probe rounds (campaign ``probe``) the store holds, from partition
+        sizes (nothing is read)."""
+        return sum(part.info.rows
+                   for part in self.snapshot.parts(OTHER, campaign=PROBE_CAMPAIGN))
 
     def probe_rounds(self) -> list[dict[str, Any]]:
         """The whole records of the probe rounds (campaign ``probe``), in store order."""
@@ -366,7 +391,8 @@ def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str
 def _cached_datasets(snapshot: Snapshot, kernel: str, store: str,
                      first_backend: str | None) -> list[Dataset]:
     """:func:`build_datasets` from the cache's partitions of ``kernel``, one backend at a
-    time, reading only the columns a dataset shows."""
+    time, reading only the columns a dataset shows; the columns read are released after
+    each backend, so what stays in memory is the datasets themselves."""
     mine = snapshot.parts(MEASUREMENT, kernel=kernel)
     backends = sorted({part.info.key[2] for part in mine},
                       key=lambda b: (b != first_backend, _backend_rank(b), b))
@@ -377,30 +403,57 @@ def _cached_datasets(snapshot: Snapshot, kernel: str, store: str,
         runs = sum(len(rows) for _, rows in ok)
         if not runs:
             continue
-
-        def column(name: str, ok: list[tuple[Part, np.ndarray]] = ok) -> list[Any]:
-            return [v for part, rows in ok for v in part.piece(name).take(rows).values()]
-
-        campaigns: dict[str, int] = {}
-        for name in column("campaign"):
-            campaigns[str(name)] = campaigns.get(str(name), 0) + 1
-        stamps = sorted(str(stamp) for stamp in column("recorded_at") if stamp)
-        provenance = Provenance(
-            kernel=kernel, backend=backend,
-            systems=tuple(sorted({str(system) for system in column("system") if system})),
-            runs=runs, failed=sum(part.info.rows for part in parts) - runs,
-            campaigns=tuple(sorted(campaigns.items())),
-            first_recorded=stamps[0] if stamps else None,
-            last_recorded=stamps[-1] if stamps else None, store=store)
-        frame = rows_frame(parts, timed_ok_rows, order_column=True)
+        provenance = _cached_provenance(kernel, backend, ok, store,
+                                        failed=sum(part.info.rows for part in parts) - runs)
+        timed = {id(part): rows for part, rows in ok}
+        frame = rows_frame(parts, partial(_rows_of, timed), wanted=is_report_column,
+                           release=True)
         tune_records = light_records([part for part in parts if part.info.key[3] == "tune"])
         datasets.append(Dataset(provenance, frame, scale_tunes(tune_records),
                                 search_sessions(tune_records)))
+        del tune_records
+        snapshot.release()
     if not datasets:
         raise DataError(f"store {store}: none of the {sum(p.info.rows for p in mine)} "
                         f"measurement(s) of kernel '{kernel}' succeeded; see 'iotune results "
                         "--failed'")
     return datasets
+
+
+def _rows_of(rows: Mapping[int, np.ndarray], part: Part) -> np.ndarray:
+    """The rows ``rows`` holds for ``part`` (by its id)."""
+    return rows[id(part)]
+
+
+def _cached_provenance(kernel: str, backend: str, ok: list[tuple[Part, np.ndarray]],
+                       store: str, failed: int) -> Provenance:
+    """The :class:`Provenance` of the rows ``ok`` of each part (the dataset's runs), read
+    a part at a time from its distinct values; each part's segment is released after."""
+    campaigns: dict[str, int] = {}
+    systems: set[str] = set()
+    stamps: set[str] = set()
+    for part, rows in ok:
+        if not len(rows):
+            continue
+        for name in part.piece("campaign").take(rows).values():
+            campaigns[str(name)] = campaigns.get(str(name), 0) + 1
+        systems.update(str(v) for v in _distinct(part.piece("system").take(rows)) if v)
+        stamps.update(str(v) for v in _distinct(part.piece("recorded_at").take(rows)) if v)
+        part.segment.release()
+    return Provenance(
+        kernel=kernel, backend=backend, systems=tuple(sorted(systems)),
+        runs=sum(len(rows) for _, rows in ok), failed=failed,
+        campaigns=tuple(sorted(campaigns.items())),
+        first_recorded=min(stamps) if stamps else None,
+        last_recorded=max(stamps) if stamps else None, store=store)
+
+
+def _distinct(piece: Piece) -> list[Any]:
+    """The distinct values of ``piece`` (None for null or absent), each once."""
+    if piece.codes is None or piece.uniques is None:
+        return list(set(piece.values()))
+    codes = np.unique(piece.codes)
+    return [piece.uniques[c] if c >= 0 else None for c in codes.tolist()]
 
 
 def _backend_rank(backend: str) -> int:
@@ -415,12 +468,8 @@ def _has_time(record: Mapping[str, Any]) -> bool:
 
 def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any]]],
              ok: list[tuple[int, Mapping[str, Any]]], store: str) -> Dataset:
-    rows = []
-    for order, record in ok:
-        row = Measurement.from_record(record).row()
-        row["order"] = order
-        rows.append(row)
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame([Measurement.from_record(record).row() for _, record in ok])
+    frame = frame[[c for c in frame.columns if is_report_column(str(c))]]
     campaigns: dict[str, int] = {}
     for _, record in ok:
         name = str(record.get("campaign"))

@@ -95,6 +95,12 @@ class Snapshot:
     def records(self) -> int:
         return sum(s.records for s in self.segments)
 
+    def release(self) -> None:
+        """Let go of every column read from the segments so far (see
+        :meth:`~iotune.store.segments.Segment.release`)."""
+        for segment in self.segments:
+            segment.release()
+
     def parts(self, kind: str | None = MEASUREMENT, *, kernel: str | None = None,
               backend: str | None = None, campaign: str | None = None) -> list[Part]:
         """The partitions of ``kind`` (None: of every kind) matching every given field, in

@@ -103,6 +103,12 @@ class Segment:
         """Column ``column`` of partition number ``partition`` (absent if it has none)."""
         raise NotImplementedError
 
+    def release(self) -> None:
+        """Let go of the columns read so far; asked for again, they are read again. A
+        reader going through a store a segment at a time calls it, so its memory stays
+        that of one segment. (A segment in memory has nothing to read again and keeps
+        its columns.)"""
+
     @property
     def size(self) -> int:
         return self.end - self.start
@@ -216,6 +222,9 @@ class FileSegment(Segment):
                   if prefix + suffix in self._arrays}
         piece = self._loaded[(partition, column)] = Piece.from_arrays(info.rows, arrays)
         return piece
+
+    def release(self) -> None:
+        self._loaded.clear()
 
     def close(self) -> None:
         self._handle.close()

@@ -14,7 +14,7 @@ Everything here reads the columns of the partitions it is given (see
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from iotune.store.records import (
     Measurement,
     PhaseTimes,
 )
+from iotune.store.segments import Segment
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,88 +100,114 @@ def _column(pieces: list[Piece], order: np.ndarray) -> np.ndarray | list[Any]:
     return array[order].tolist()
 
 
-def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: bool = False
+def rows_frame(parts: Sequence[Part], rows: RowFilter = ok_rows, order_column: bool = False,
+               *, wanted: Callable[[str], bool] | None = None, release: bool = False
                ) -> pd.DataFrame:
     """The flat rows (:meth:`Measurement.row`) of the chosen rows of ``parts``, in store
-    order; with ``order_column``, an ``order`` column last (the record's position)."""
+    order; with ``order_column``, an ``order`` column last (the record's position).
+
+    With ``wanted``, only the columns it says yes to (in the same order, with the same
+    values): the others are neither built nor read from the cache. With ``release``, each
+    segment's columns are released once its parts are read
+    (:meth:`~iotune.store.segments.Segment.release`): for a reader that reads them once,
+    so what it holds at a time is one segment's columns and the rows taken.
+    """
     import pandas as pd
 
     chosen, order = _selection(parts, rows)
     if not chosen:
         return pd.DataFrame([])
-    columns: dict[str, list[Piece]] = {name: [] for name in IDENTITY_COLUMNS}
+    last = {id(part.segment): i for i, (part, _) in enumerate(chosen)}
     expanded: list[dict[str, Piece]] = []
+    taken: list[dict[str, Piece]] = []  # with release: each part's columns, read at once
     firsts: list[tuple[int, list[str], list[str]]] = []
-    for part, picked in chosen:
-        for name in IDENTITY_COLUMNS:
-            columns[name].append(part.piece(name).take(picked))
+    for i, (part, picked) in enumerate(chosen):
         keyed, seen = _expand(part.piece("@settings").take(picked),
                               part.piece("@params").take(picked), _late(part, picked),
                               _seq(part)[picked])
         expanded.append(keyed)
         firsts.extend(seen)
+        if release:
+            names = [*IDENTITY_COLUMNS, *RESULT_COLUMNS, *keyed,
+                     *(["order"] if order_column else [])]
+            taken.append({name: _row_piece(name, part, picked, keyed) for name in names
+                          if wanted is None or wanted(name)})
+            if last[id(part.segment)] == i:
+                part.segment.release()
     ordered = _first_seen(firsts, list(RESULT_COLUMNS), ["order"] if order_column else [])
+
+    def piece(name: str, i: int) -> Piece:
+        part, picked = chosen[i]
+        if not release:
+            return _row_piece(name, part, picked, expanded[i])
+        found = taken[i].get(name)
+        return found if found is not None else Piece.absent(len(picked))
+
     data: dict[str, Any] = {}
     for name in ordered:
-        if name == "io_time":
-            pieces = [_sum(part.piece("@total").take(picked),
-                           part.piece("@read_total").take(picked)) for part, picked in chosen]
-        elif name in RESULT_COLUMNS:
-            pieces = [_result(name, part.piece(RESULT_COLUMNS[name]).take(picked))
-                      for part, picked in chosen]
-        elif name == "order":
-            pieces = [Piece(len(picked), numbers=_seq(part)[picked]) for part, picked in chosen]
-        else:
-            pieces = [_override(keyed.get(name), columns[name][i] if name in columns else None,
-                                len(chosen[i][1]))
-                      for i, keyed in enumerate(expanded)]
-        data[name] = _column(pieces, order)
+        if wanted is None or wanted(name):
+            data[name] = _column([piece(name, i) for i in range(len(chosen))], order)
     return pd.DataFrame(data)
+
+
+def _row_piece(name: str, part: Part, picked: np.ndarray, keyed: Mapping[str, Piece]) -> Piece:
+    """Column ``name`` of a flat row at the rows ``picked`` of ``part``, whose settings,
+    params and late columns :func:`_expand` gave as ``keyed``."""
+    if name == "io_time":
+        return _sum(part.piece("@total").take(picked), part.piece("@read_total").take(picked))
+    if name in RESULT_COLUMNS:
+        return _result(name, part.piece(RESULT_COLUMNS[name]).take(picked))
+    if name == "order":
+        return Piece(len(picked), numbers=_seq(part)[picked])
+    identity = part.piece(name).take(picked) if name in _IDENTITY else None
+    return _override(keyed.get(name), identity, len(picked))
 
 
 def row_columns(parts: Sequence[Part], rows: RowFilter = ok_rows,
                 order_column: bool = False) -> list[str]:
     """The columns :func:`rows_frame` gives for the same arguments, in the same order,
-    without building any column."""
-    chosen, _ = _selection(parts, rows)
-    if not chosen:
-        return []
-    firsts: list[tuple[int, list[str], list[str]]] = []
-    for part, picked in chosen:
-        _, seen = _expand(part.piece("@settings").take(picked),
-                          part.piece("@params").take(picked), _late(part, picked),
-                          _seq(part)[picked])
-        firsts.extend(seen)
-    return _first_seen(firsts, list(RESULT_COLUMNS), ["order"] if order_column else [])
+    without building any column.
+
+    Reads the parts a segment at a time, in store order, and releases each segment's
+    columns after it (:meth:`~iotune.store.segments.Segment.release`), so memory does not
+    grow with the store.
+    """
+    order = _ColumnOrder(list(RESULT_COLUMNS), ["order"] if order_column else [])
+    for segment, mine in _by_segment(parts):
+        firsts: list[tuple[int, list[str], list[str]]] = []
+        for part in mine:
+            picked = rows(part)
+            if len(picked):
+                firsts.extend(_expand(part.piece("@settings").take(picked),
+                                      part.piece("@params").take(picked), _late(part, picked),
+                                      _seq(part)[picked])[1])
+        order.add(firsts)
+        segment.release()
+    return order.columns
 
 
 def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows, *,
                    keep: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
-                   chunk_records: int = 100_000) -> int:
-    """Write the rows :func:`rows_frame` would give to the CSV file ``path``, a chunk of
-    ``chunk_records`` store positions at a time, so memory does not grow with the store;
-    ``keep`` filters each chunk's frame. Returns the number of rows written.
+                   chunk_records: int = 20_000) -> int:
+    """Write the rows :func:`rows_frame` would give to the CSV file ``path``, a chunk at a
+    time, so memory does not grow with the store; ``keep`` filters each chunk's frame.
+    Returns the number of rows written.
 
-    The columns are those of the whole selection (:func:`row_columns`); a chunk lacking
-    some writes them empty, as the whole frame would.
+    A chunk is a run of whole segments holding at least ``chunk_records`` records (or the
+    last ones); its segments are released once it is written, so what is in memory at
+    once is about one chunk's rows and columns. The columns are those of the whole
+    selection (:func:`row_columns`); a chunk lacking some writes them empty, as the whole
+    frame would.
     """
     picked = {id(part): rows(part) for part in parts}  # each part's selection, once
-
-    def chosen(part: Part) -> np.ndarray:
-        return picked[id(part)]
-
+    chosen = partial(_rows_of, picked)
     columns = row_columns(parts, chosen)
-    last = max((int(_seq(part)[rows_of].max()) for part in parts
-                if len(rows_of := picked[id(part)])), default=-1)
     written = 0
     with path.open("w", newline="") as out:
-        for start in range(0, last + 1, chunk_records):
-            def in_chunk(part: Part, start: int = start) -> np.ndarray:
-                rows_of = picked[id(part)]
-                seqs = _seq(part)[rows_of]
-                return rows_of[(seqs >= start) & (seqs < start + chunk_records)]
-
-            frame = rows_frame(parts, in_chunk)
+        for chunk in _chunks(_by_segment(parts), chunk_records):
+            frame = rows_frame([part for _, mine in chunk for part in mine], chosen)
+            for segment, _ in chunk:
+                segment.release()
             if keep is not None and not frame.empty:
                 frame = keep(frame)
             if frame.empty:
@@ -192,22 +219,74 @@ def write_rows_csv(parts: Sequence[Part], path: Path, rows: RowFilter = ok_rows,
     return written
 
 
-def _first_seen(firsts: list[tuple[int, list[str], list[str]]], trailing: list[str],
-                last: list[str]) -> list[str]:
+def _rows_of(picked: Mapping[int, np.ndarray], part: Part) -> np.ndarray:
+    """The rows ``picked`` holds for ``part`` (by its id)."""
+    return picked[id(part)]
+
+
+SegmentParts = tuple[Segment, list[Part]]
+
+
+def _chunks(segments: Sequence[SegmentParts], records: int) -> Iterator[list[SegmentParts]]:
+    """Runs of consecutive ``segments`` holding at least ``records`` records each (the
+    last run may hold fewer)."""
+    run: list[SegmentParts] = []
+    count = 0
+    for group in segments:
+        run.append(group)
+        count += group[0].records
+        if count >= records:
+            yield run
+            run, count = [], 0
+    if run:
+        yield run
+
+
+def _by_segment(parts: Sequence[Part]) -> list[SegmentParts]:
+    """``parts`` grouped by their segment, segments in store order, parts as given."""
+    groups: dict[int, SegmentParts] = {}
+    for part in parts:
+        groups.setdefault(id(part.segment), (part.segment, []))[1].append(part)
+    return sorted(groups.values(), key=lambda group: group[0].first_seq)
+
+
+class _ColumnOrder:
     """Columns in order of first appearance, as ``pd.DataFrame`` orders a list of rows:
     the first row's keys (identity, settings and params, ``trailing``, hints, ``last``),
-    then each key new in a later row at the end."""
-    names: dict[str, None] = {}
-    for _, keys, late in sorted(firsts, key=lambda item: item[0]):
-        if not names:  # the first row
-            names.update(dict.fromkeys(IDENTITY_COLUMNS))
-            names.update((k, None) for k in keys)
-            names.update(dict.fromkeys(trailing))
-            names.update((k, None) for k in late)
-            names.update(dict.fromkeys(last))
-        else:
-            names.update((k, None) for k in (*keys, *late) if k not in names)
-    return list(names)
+    then each key new in a later row at the end.
+
+    Fed the distinct key combinations of a run of rows at a time (:func:`_expand`'s
+    ``(first position, keys, late keys)``), runs in store order: each run's positions all
+    come after the previous run's.
+    """
+
+    def __init__(self, trailing: list[str], last: list[str]) -> None:
+        self.trailing, self.last = trailing, last
+        self.names: dict[str, None] = {}
+
+    def add(self, firsts: Iterable[tuple[int, list[str], list[str]]]) -> None:
+        for _, keys, late in sorted(firsts, key=lambda item: item[0]):
+            if not self.names:  # the first row
+                self.names.update(dict.fromkeys(IDENTITY_COLUMNS))
+                self.names.update((k, None) for k in keys)
+                self.names.update(dict.fromkeys(self.trailing))
+                self.names.update((k, None) for k in late)
+                self.names.update(dict.fromkeys(self.last))
+            else:
+                self.names.update((k, None) for k in (*keys, *late) if k not in self.names)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.names)
+
+
+def _first_seen(firsts: list[tuple[int, list[str], list[str]]], trailing: list[str],
+                last: list[str]) -> list[str]:
+    """Columns in order of first appearance of the combinations ``firsts`` (see
+    :class:`_ColumnOrder`)."""
+    order = _ColumnOrder(trailing, last)
+    order.add(firsts)
+    return order.columns
 
 
 #: Dict columns a row has after its result columns, and the prefix of their keys.
@@ -420,23 +499,57 @@ class KeyedMeasurements(Mapping[str, list[Measurement]]):
         return sum(1 for _ in self)
 
 
+#: The record fields :func:`light_records` gives (``@`` names are the cache's).
+LIGHT_FIELDS = ("kernel", "cores", "nodes", "config_key", "rep", "status", "@settings",
+                "@params", "@tune_id", "@strategy")
+_LIGHT_NAMES = tuple(name.lstrip("@") for name in LIGHT_FIELDS)
+_LIGHT_INDEX = {name: i for i, name in enumerate(_LIGHT_NAMES)}
+
+
+class LightRecord(Mapping[str, Any]):
+    """The fields of one record :func:`light_records` gives, as a read-only mapping: the
+    names of :data:`LIGHT_FIELDS` the record has, and ``result``, a new
+    ``{"times_s": {"total": ...}, "bytes_written": ...}`` each time it is asked for.
+
+    Kept as one tuple, so many of them cost little: settings and params are shared with
+    the cache's distinct values (read them, do not change them).
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self._values = values  # the LIGHT_FIELDS (ABSENT where missing), total, bytes
+
+    def __getitem__(self, name: str) -> Any:
+        if name == "result":
+            return {"times_s": {"total": self._values[-2]}, "bytes_written": self._values[-1]}
+        value = self._values[_LIGHT_INDEX[name]]
+        if value is ABSENT:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (name for name, value in zip(_LIGHT_NAMES, self._values, strict=False)
+                    if value is not ABSENT)
+        yield "result"
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def light_records(parts: Sequence[Part], rows: RowFilter = all_rows
-                  ) -> list[tuple[int, dict[str, Any]]]:
-    """``(position, record)`` of the chosen rows, in store order, each record holding the
-    fields a report reads by name (identity, settings, params, the total time and bytes,
-    ``tune_id``, ``strategy``); absent fields stay absent."""
-    out: list[tuple[int, dict[str, Any]]] = []
-    names = (*IDENTITY_COLUMNS, "@settings", "@params", "@tune_id", "@strategy", "@total",
-             "@bytes", "@seq")
+                  ) -> list[tuple[int, LightRecord]]:
+    """``(position, record)`` of the chosen rows, in store order, each record holding only
+    the fields a report groups tune runs by (:class:`LightRecord`: kernel, cores, nodes,
+    configuration key, repetition, status, settings, params, ``tune_id``, ``strategy``)
+    and ``result`` with the total time and the bytes written; absent fields stay absent."""
+    out: list[tuple[int, LightRecord]] = []
+    names = (*LIGHT_FIELDS, "@total", "@bytes")
     for part, picked in _selection(parts, rows)[0]:
         columns = [part.piece(name).take(picked).objects(absent=ABSENT).tolist()
                    for name in names]
-        for values in zip(*columns, strict=True):
-            record = {name.lstrip("@"): value
-                      for name, value in zip(names[:-3], values[:-3], strict=True)
-                      if value is not ABSENT}
-            record["result"] = {"times_s": {"total": values[-3]}, "bytes_written": values[-2]}
-            out.append((int(values[-1]), record))
+        seqs = _seq(part)[picked].tolist()
+        out.extend(zip(seqs, map(LightRecord, zip(*columns, strict=True)), strict=True))
     out.sort(key=lambda item: item[0])
     return out
 
