@@ -135,9 +135,12 @@ def aggregate_runs(frame: pd.DataFrame, columns: Sequence[str], target: str = "w
 
 
 def fit_for_space(frame: pd.DataFrame, space: SearchSpace, max_terms: int,
-                  seed: int = 0, target: str = "write") -> Model:
-    """Fit the paper's model of ``target``'s time on ``frame`` over ``space``'s settings."""
-    return fit_for_settings(frame, space.names, max_terms, seed, target=target)
+                  seed: int = 0, target: str = "write", *, aggregate: bool = False) -> Model:
+    """Fit the paper's model of ``target``'s time on ``frame`` over ``space``'s settings
+    (on one row per configuration and scale with ``aggregate``, see
+    :func:`fit_for_settings`)."""
+    return fit_for_settings(frame, space.names, max_terms, seed, target=target,
+                            aggregate=aggregate)
 
 
 def fit_for_settings(frame: pd.DataFrame, names: Sequence[str], max_terms: int,

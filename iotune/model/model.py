@@ -149,7 +149,10 @@ class Model:
         level still ranks every candidate). A column in :attr:`unset` may be missing or
         unset (NaN) on any row: such rows are encoded as the training rows were.
         """
-        df = apply_unset(df, self.unset)
+        if self.unset:  # encode only the columns read: ``df`` may be a wide frame
+            wanted = {*self.params, *(s.column for s in self.categorical),
+                      *(c for c, _ in self.unset)}
+            df = apply_unset(df[[c for c in df.columns if c in wanted]], self.unset)
         used = [p for j, p in enumerate(self.params) if any(t.exponents[j] for t in self.terms)]
         columns = {t.indicator[0] for t in self.terms if t.indicator is not None}
         require_columns(df, [*used, *sorted(columns)])

@@ -35,6 +35,7 @@ from iotune.report.data import (
     read_records,
     settings_label,
 )
+from iotune.report.memory import large_blocks_mapped, return_free_memory
 from iotune.report.modelfit import ModelView, fit_view, parameter_effects, predict_settings
 from iotune.report.papers import PaperInputs, phases_part, similarity_part, states_part
 from iotune.report.parts import Part, ReportFigure, Section, write_figure, write_table
@@ -125,6 +126,7 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
         raise ConfigError("--store: no store, and neither --trace nor --darshan: nothing to "
                           "report on")
     say = progress or (lambda _message: None)
+    large_blocks_mapped()
     store = display_path(store_path) if store_path is not None else None
     records = read_records(store_path) if store_path is not None else None
     tuned = read_tuned(tuned_path) if tuned_path is not None else None
@@ -139,6 +141,7 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
                                store=store)
         datasets = build_datasets(records, chosen, store,
                                   first_backend=(tuned or {}).get("backend"))
+        return_free_memory()  # what reading the cache left behind
     out = Path(outdir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -153,10 +156,14 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
                            fmt, say)
         if part is not None:
             report.papers.append(part)
-    for dataset in datasets:
+        return_free_memory()
+    while datasets:  # each let go once its part is written
+        dataset = datasets.pop(0)
         say(f"{dataset.provenance.provenance} data: {dataset.provenance.runs} runs; fitting "
             "the model and drawing the figures")
         report.parts.append(_dataset_report(dataset, config, tuned, out, fmt, top, say))
+        del dataset
+        return_free_memory()
     if inputs.trace is not None:
         say(f"trace {inputs.trace}: finding and estimating its I/O phases")
         report.papers.append(phases_part(inputs, out, fmt))
@@ -279,7 +286,9 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
                 dataset, effects, cores, settings_label(anchor)), _EFFECTS_CAPTION))
             section.items.append(table(tabs.effects_table(dataset, effects, f"effects-{tag}")))
             sections.append(section)
-    return DatasetReport(dataset, view, sections)
+    # What the page and the manifest need later is the provenance and the sections, all
+    # written already: the frames (hundreds of thousands of runs) go now, not at the end.
+    return DatasetReport(dataset.without_rows(), view.without_rows(), sections)
 
 
 def _label_sessions(dataset: Dataset, tuned: Mapping[str, Any] | None) -> None:

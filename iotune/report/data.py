@@ -15,6 +15,7 @@ earlier measurement of it).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -249,6 +250,11 @@ class Dataset:
     @property
     def backend(self) -> str:
         return self.provenance.backend
+
+    def without_rows(self) -> Dataset:
+        """This dataset's provenance alone (no runs, tunes or searches): what is kept of a
+        dataset once its part of the report is written."""
+        return dataclasses.replace(self, frame=self.frame.iloc[0:0], tunes=[], sessions=[])
 
     @property
     def train_frame(self) -> pd.DataFrame:

@@ -43,6 +43,13 @@ STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.font
          "svg.hashsalt": "iotune", "axes.grid": True, "grid.alpha": 0.3}
 
 
+#: Searches drawn per panel of the search figure, the latest ones: a figure of thousands
+#: of lines (a store of a year's tunes) shows nothing and costs memory; the table has all.
+SEARCH_LINES = 12
+#: Runs drawn per campaign in the model-fit scatter, at random (seeded) beyond it: the
+#: figure of 10^5 points looks the same and costs far more to draw.
+SCATTER_POINTS = 5000
+
 def pixel_size(figure: Figure) -> tuple[int, int]:
     """(width, height) in pixels of ``figure`` saved at ``DPI``."""
     width, height = figure.get_size_inches()
@@ -191,7 +198,7 @@ def model_fit_figure(dataset: Dataset, view: ModelView) -> Figure:
     with _style():
         figure = _figure(5.6, dataset, "model predictions against measurements")
         ax = figure.add_subplot()
-        frame = view.frame
+        frame = view.frame[["campaign", "write_time", "predicted"]]  # only what is drawn
         usable = frame[frame["predicted"].notna()]
         positive = usable[usable["predicted"] > 0]
         dropped = len(usable) - len(positive)
@@ -200,9 +207,13 @@ def model_fit_figure(dataset: Dataset, view: ModelView) -> Figure:
             marker, colour = markers.get(str(campaign), ("s", DEFAULT))
             relative = (group["predicted"] - group["write_time"]) / group["write_time"]
             rms = float(np.sqrt(np.mean(relative**2)))
-            ax.scatter(group["write_time"], group["predicted"], s=16, marker=marker,
+            shown = (group if len(group) <= SCATTER_POINTS
+                     else group.sample(SCATTER_POINTS, random_state=0))
+            sampled = (f", {len(shown)} drawn at random" if len(shown) < len(group) else "")
+            ax.scatter(shown["write_time"], shown["predicted"], s=16, marker=marker,
                        color=colour, alpha=0.75, linewidths=0,
-                       label=f"{campaign} runs ({len(group)}; RMS rel. error {rms:.2g})")
+                       label=f"{campaign} runs ({len(group)}{sampled}; RMS rel. error "
+                             f"{rms:.2g})")
         if not positive.empty:
             values = np.concatenate([positive["write_time"], positive["predicted"]])
             low, high = float(values.min()) / 1.5, float(values.max()) * 1.5
@@ -287,7 +298,8 @@ def search_figure(dataset: Dataset, sessions: Sequence[SearchSession]) -> Figure
                 continue
             cores = scales[index]
             mine = [s for s in sessions if s.cores == cores]
-            drawn = [s for s in mine if any(b is not None for b in s.best)]
+            drawable = [s for s in mine if any(b is not None for b in s.best)]
+            drawn = drawable[-SEARCH_LINES:]
             for k, session in enumerate(drawn):
                 runs = np.arange(1, len(session.best) + 1)
                 values = np.array([np.nan if b is None else b for b in session.best])
@@ -297,11 +309,14 @@ def search_figure(dataset: Dataset, sessions: Sequence[SearchSession]) -> Figure
             for value in sorted(defaults)[:1]:
                 ax.axhline(value, color=DEFAULT, linestyle="--", linewidth=1,
                            label=f"default {value:.4g} MiB/s")
-            hidden = len(mine) - len(drawn)
+            hidden = len(mine) - len(drawable)
             extra = ""
             if hidden:
                 extra = (f" (not shown: {hidden} search{'es' if hidden > 1 else ''} that "
                          "measured only the default)")
+            if len(drawn) < len(drawable):
+                extra += (f" (the latest {len(drawn)} of {len(drawable)} searches; every "
+                          "one is in the search table)")
             ax.set_title(f"{cores} ranks{extra}", fontsize=9)
             ax.set_xlabel("run (in search order)")
             ax.set_ylabel("best-so-far bandwidth (MiB/s)")

@@ -3,8 +3,10 @@
 Which model: the tuned YAML records the formula with coefficients rounded to four digits
 and no exponent vectors, so it cannot be rebuilt exactly. The report therefore refits the
 model with :func:`iotune.model.from_measurements.fit_for_space` on the dataset's training
-measurements (campaign ``train``, every scale) with the model strategy's ``max_terms`` and
-``seed`` as the config sets them (``tune.options.model``, ``tune.max_terms``,
+measurements (campaign ``train``, every scale), folded into one row per configuration and
+scale weighted by its runs (as the tune fits it, so a store of many repetitions costs what
+its configurations cost), with the model strategy's ``max_terms`` and ``seed`` as the
+config sets them (``tune.options.model``, ``tune.max_terms``,
 ``tune.seed``; the strategy's defaults without a config). That is the model of the pruning
 step of ``iotune tune``: its predictions at the tuned scale were not fitted on the tune
 measurements they are compared with. Without training data it is fitted on the tune
@@ -16,6 +18,7 @@ rebuilt from the settings found in the data.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +36,9 @@ from iotune.settings import SETTINGS
 from iotune.space import Limits, SearchSpace, is_valid
 from iotune.strategies.base import make_strategy, resolve_options
 
+#: Rows predicted at a time: the model's arrays for 10^5 runs cost tens of MB at once.
+PREDICT_CHUNK = 20_000
+
 
 @dataclass
 class ModelView:
@@ -47,6 +53,10 @@ class ModelView:
     note: str | None
     space: SearchSpace
     frame: pd.DataFrame
+
+    def without_rows(self) -> ModelView:
+        """This view without its frame's rows (once the report drew and tabled them)."""
+        return dataclasses.replace(self, frame=self.frame.iloc[0:0])
 
     @property
     def cv_error(self) -> float | None:
@@ -102,16 +112,19 @@ def fit_view(dataset: Dataset, config: Config | None) -> ModelView:
     options = resolve_options(config.tune if config is not None else TuneConfig(), "model")
     strategy = make_strategy("model", **options)
     max_terms, seed = int(strategy.values["max_terms"]), int(strategy.values["seed"])
-    frame = dataset.frame.copy()
-    train = dataset.train_frame
+    frame = dataset.frame.copy(deep=False)  # its own "predicted" column, the data shared
+    # Only the columns the fit reads: the rows of a big store are copied while fitting.
+    fitted = [c for c in (*space.names, "cores", "write_time") if c in frame.columns]
+    campaign = frame["campaign"]
+    train = frame.loc[campaign == "train", fitted]
     basis = f"{len(train)} training measurements (campaign train)"
     if train.empty:
-        train = frame[frame["campaign"] == "tune"]
+        train = frame.loc[campaign == "tune", fitted]
         basis = (f"{len(train)} tune measurements (the store has no training data for this "
                  "kernel and backend, so the fit is in-sample)")
     frame["predicted"] = np.nan
     try:
-        model = fit_for_space(train, space, max_terms, seed)
+        model = fit_for_space(train, space, max_terms, seed, aggregate=True)
     except (DataError, ConfigError) as exc:
         return ModelView(None, basis, f"no model: {exc}", space, frame)
     frame["predicted"] = predict_rows(model, frame)
@@ -140,16 +153,18 @@ def predict_rows(model: Model, frame: pd.DataFrame) -> np.ndarray:
                                                                                   bool)
     if not usable.any():
         return out
-    subset = model_input(model, frame[usable])
-    try:
-        out[usable] = model.predict(subset)
-    except DataError:  # one bad row: predict row by row and leave the bad ones out
-        positions = np.flatnonzero(usable)
-        for k, position in enumerate(positions):
-            try:
-                out[position] = model.predict(subset.iloc[k : k + 1])[0]
-            except DataError:
-                continue
+    positions = np.flatnonzero(usable)
+    for start in range(0, len(positions), PREDICT_CHUNK):
+        chunk = positions[start:start + PREDICT_CHUNK]
+        subset = model_input(model, frame.iloc[chunk][needed])
+        try:
+            out[chunk] = model.predict(subset)
+        except DataError:  # one bad row: predict row by row and leave the bad ones out
+            for k, position in enumerate(chunk):
+                try:
+                    out[position] = model.predict(subset.iloc[k : k + 1])[0]
+                except DataError:
+                    continue
     return out
 
 

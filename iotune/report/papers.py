@@ -103,7 +103,7 @@ def states_part(records: Sequence[Mapping[str, Any]], inputs: PaperInputs, out: 
     from iotune.variability.classify import probe_records
     from iotune.variability.samples import probe_samples
 
-    rounds = probe_records([dict(r) for r in records])
+    rounds = probe_records(r if isinstance(r, dict) else dict(r) for r in records)
     if not rounds and inputs.probe_backend is None:
         return None
     try:

@@ -8,10 +8,10 @@ Numbers stay numbers in the rows (CSV keeps full precision); rounding is for dis
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from iotune.catalogue import HINT_PREFIX, SETTINGS
 from iotune.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
@@ -28,7 +28,7 @@ class Table:
     stem: str
     title: str
     columns: list[str]
-    rows: list[dict[str, Any]]
+    rows: Sequence[Mapping[str, Any]]
     note: str = ""
     terminal: bool = True
     on_page: bool = True
@@ -179,17 +179,39 @@ def steps_table(dataset: Dataset, view: ModelView, stem: str) -> Table:
                  rows, terminal=False)
 
 
+class SearchRows(Sequence[Mapping[str, Any]]):
+    """The rows of :func:`search_table`, made as they are read: a store of a year's tunes
+    has hundreds of thousands (one per run of every search), written to CSV only."""
+
+    def __init__(self, sessions: Sequence[SearchSession]) -> None:
+        self.sessions = sessions
+        self._count = sum(len(s.best) for s in sessions)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        for session in self.sessions:
+            for run, best in enumerate(session.best, start=1):
+                yield {"cores": session.cores, "search": session.label, "run": run,
+                       "best_so_far_mib_s": _round(best, 6),
+                       "default_mib_s": _round(session.default_bandwidth, 6)}
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return list(self)[index]
+
+
 def search_table(dataset: Dataset, sessions: Sequence[SearchSession], stem: str) -> Table:
     """Best-so-far bandwidth after every run of every search (long format)."""
-    rows = []
-    for session in sessions:
-        for run, best in enumerate(session.best, start=1):
-            rows.append({"cores": session.cores, "search": session.label, "run": run,
-                         "best_so_far_mib_s": _round(best, 6),
-                         "default_mib_s": _round(session.default_bandwidth, 6)})
     return Table(stem, f"{dataset.provenance.title_word}: best-so-far bandwidth per run",
-                 ["cores", "search", "run", "best_so_far_mib_s", "default_mib_s"], rows,
-                 terminal=False, on_page=False)
+                 ["cores", "search", "run", "best_so_far_mib_s", "default_mib_s"],
+                 SearchRows(sessions), terminal=False, on_page=False)
 
 
 def search_summary_table(dataset: Dataset, sessions: Sequence[SearchSession],

@@ -91,3 +91,41 @@ def test_replayed_figures_say_replayed():
         assert figure.get_suptitle().startswith("Replayed: ")
         assert figure.get_supxlabel().startswith("replayed (replay backend) on box")
         assert figures.pixel_size(figure)[0] == 1200
+
+
+def _big_dataset():
+    records = [rec({"cb_nodes": n, "cb_buffer_size": b * MIB}, (1.0 + n / b) * (1 + k / 100),
+                   backend="sim", campaign="train", rep=k)
+               for n in (1, 2, 4) for b in (1, 4, 16) for k in range(5)]
+    for search in range(15):  # fifteen searches, each a default and two configurations
+        tag = {"tune_id": f"t{search:02d}", "strategy": "random"}
+        records += [rec({}, 3.0, backend="sim", **tag), rec(A, 2.0, backend="sim", **tag),
+                    rec(B, 1.5 + search / 100, backend="sim", **tag)]
+    (dataset,) = build_datasets(records, "vpic", "s.jsonl")
+    return dataset
+
+
+def test_predictions_in_chunks_equal_one_whole_prediction(monkeypatch):
+    from iotune.report import modelfit
+
+    dataset = _big_dataset()
+    whole = fit_view(dataset, None).frame["predicted"].to_numpy()
+    monkeypatch.setattr(modelfit, "PREDICT_CHUNK", 7)
+    chunked = fit_view(dataset, None).frame["predicted"].to_numpy()
+    assert list(map(repr, whole)) == list(map(repr, chunked))
+    assert (~(whole != whole)).sum() > 40  # most rows predicted, not NaN
+
+
+def test_many_searches_draw_the_latest_and_table_every_run(monkeypatch):
+    from iotune.report import tables
+
+    dataset = _big_dataset()
+    monkeypatch.setattr(figures, "SEARCH_LINES", 4)
+    figure = figures.search_figure(dataset, dataset.sessions)
+    (ax,) = [a for a in figure.axes if a.get_visible()]
+    assert len([line for line in ax.get_lines() if line.get_linestyle() != "--"]) == 4
+    assert "the latest 4 of 15 searches" in ax.get_title()
+    table = tables.search_table(dataset, dataset.sessions, "search")
+    rows = list(table.rows)
+    assert len(table.rows) == len(rows) == sum(len(s.best) for s in dataset.sessions) == 45
+    assert rows[0]["search"] == dataset.sessions[0].label and rows[-1]["run"] == 3
