@@ -170,35 +170,47 @@ def _proxy_settings(kernel_name: str | None) -> dict[str, Any]:
               help="Store to read (default: the config's).")
 @click.option("--kernel", help="Only this kernel.")
 @click.option("--cores", type=int, help="Only this scale.")
+@click.option("--source", "source_text", metavar="TEXT",
+              help="Only runs whose source (what measured them: backend, system, file "
+                   "system, MPI library, simulator noise, recorded data) contains TEXT, "
+                   "e.g. --source 'Open MPI' or --source 'noise 2'.")
 @click.option("--failed", "include_failed", is_flag=True,
               help="Include failed runs and interrupted ones (killed from outside iotune).")
 @click.option("--export", "export_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write all selected rows to FILE (.csv or .parquet) instead of printing.")
 @format_option("table")
 def results_command(config_path: Path | None, store_path: Path | None, kernel: str | None,
-                    cores: int | None, include_failed: bool, export_path: Path | None,
-                    fmt: str) -> None:
-    """List or export the measurements in a store."""
+                    cores: int | None, source_text: str | None, include_failed: bool,
+                    export_path: Path | None, fmt: str) -> None:
+    """List or export the measurements in a store.
+
+    Runs of different sources (another system, MPI library, simulator noise or recorded
+    data) are never reused for each other; the table shows a source column when the
+    selection holds more than one, and --source keeps one.
+    """
     path = store_path or resolve_config(config_path).store
+    keep = _row_filter(cores, source_text)
     if export_path is not None and export_path.suffix == ".csv":
         # Chunk by chunk: a store of millions of runs never becomes one DataFrame.
         written = write_csv(path, export_path, include_failed, kernel=kernel or None,
-                            keep=(lambda f: f[f["cores"] == cores]) if cores else None)
+                            keep=keep)
         progress(f"iotune: wrote {written} rows to {export_path}")
         return
     frame = read_dataframe(path, include_failed=include_failed, kernel=kernel or None)
-    if cores and not frame.empty:
-        frame = frame[frame["cores"] == cores]
+    if keep is not None and not frame.empty:
+        frame = keep(frame)
     if export_path is not None:
         export_frame(frame, export_path)
         progress(f"iotune: wrote {len(frame)} rows to {export_path}")
         return
     if frame.empty:
         progress(f"iotune: no measurements in {path}" + (" matching the filters" if kernel or
-                                                          cores else ""))
+                                                          keep else ""))
         return
     identity = ["recorded_at", "kernel", "cores", "backend", "provenance", "status",
                 "write_time", "bandwidth_mib_s"]
+    if fmt != "table" or frame["source"].nunique() > 1:
+        identity.insert(4, "source")
     settings = _setting_columns(frame)
     hints = [c for c in frame.columns if str(c).startswith(IN_EFFECT_PREFIX)]
     statuses = [c for c in frame.columns if str(c).startswith(EFFECT_PREFIX)]
@@ -215,6 +227,22 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
                 _present(full, settings), _present(full, statuses, strip=EFFECT_PREFIX),
                 _present(full, hints, strip=IN_EFFECT_PREFIX)) or "-"
     emit(rows, fmt, rows=rows)
+
+
+def _row_filter(cores: int | None, source_text: str | None) -> Any:
+    """The rows of a frame at ``cores`` whose source contains ``source_text`` (case
+    ignored); None when neither is given."""
+    if not cores and not source_text:
+        return None
+    needle = (source_text or "").lower()
+
+    def keep(frame: Any) -> Any:
+        mask = frame["source"].astype(str).str.lower().str.contains(needle, regex=False)
+        if cores:
+            mask &= frame["cores"] == cores
+        return frame[mask]
+
+    return keep
 
 
 def _present(row: dict[Any, Any], names: list[str], strip: str = "") -> dict[str, Any]:

@@ -85,6 +85,16 @@ def test_a_second_data_set_reuses_nothing_and_its_null_result_is_the_default(
     assert reused(second) == 0
     assert second["recommendation"] != "tuned" and second["settings"] == {}
 
+    # results tells the two apart: a source column, and --source keeps one of them
+    table = CliRunner().invoke(cli, ["results", "-c", str(config)])
+    assert table.exit_code == 0 and "source" in table.output.splitlines()[0]
+    digest = second["search"]["source"].rsplit(" ", 1)[1]
+    only = CliRunner().invoke(cli, ["results", "-c", str(config), "--source", digest,
+                                    "--format", "json"])
+    kept = json.loads(only.stdout)
+    assert kept and {r["source"] for r in kept} == {second["search"]["source"]}
+    assert len(kept) == second["search"]["runs"]
+
 
 def test_training_data_of_another_source_is_not_fitted_on(tmp_path):
     store = Store(tmp_path / "mixed.jsonl")
