@@ -116,8 +116,8 @@ def train_command(config_path: Path | None, kernel_name: str | None,
                                                  array=array))
         progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
         return
-    done = done_tasks(store, retry_failed)
     if dry_run:
+        done = done_tasks(store, retry_failed)
         rows = [{"cores": p.scale.cores, "design": p.scale.design,
                  "configurations": p.configurations, "repetitions": config.train.repetitions,
                  "runs": len(p.tasks), "already_done": sum(t.ident in done for t in p.tasks)}

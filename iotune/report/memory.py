@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 
 #: ``mallopt``'s parameter number for the mapping threshold (``M_MMAP_THRESHOLD``).
@@ -25,7 +26,9 @@ _M_MMAP_THRESHOLD = -3
 MAPPED_BLOCK_BYTES = 256 * 1024
 
 
+@functools.cache
 def _glibc() -> ctypes.CDLL | None:
+    """The C library when it is glibc (looked up once: ``find_library`` runs ldconfig)."""
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.store.columns import Piece
+from iotune.store.lock import beside
 from iotune.store.segments import (
     MEASUREMENT,
     SEGMENT_ERRORS,
@@ -64,8 +65,7 @@ STALE_TEMP_S = 3600.0
 
 def cache_path(journal: str | os.PathLike[str]) -> Path:
     """The cache directory of the journal file ``journal``."""
-    path = Path(journal)
-    return path.with_name(path.name + ".cache")
+    return beside(journal, ".cache")
 
 
 @dataclass(frozen=True)

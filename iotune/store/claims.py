@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.store.journal import SCHEMA_VERSION, Store, append_durably, now_iso, records_from
-from iotune.store.lock import host_name, process_exists
+from iotune.store.lock import beside, host_name, process_exists
 from iotune.store.source import source_of
 
 #: Seconds without a sign of life after which a worker's claim is taken over (default).
@@ -50,8 +50,8 @@ TaskId = tuple[str, int]
 
 
 def claims_path(journal: Path) -> Path:
-    """The claims journal of a store journal: beside it, with ``.claims`` added."""
-    return journal.with_name(journal.name + ".claims")
+    """The claims journal of a store journal."""
+    return beside(journal, ".claims")
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,16 @@ MAX_PAUSE_S = 0.1
 FCNTL_ENV = "IOTUNE_STORE_FCNTL"
 
 
+def beside(journal: str | os.PathLike[str], suffix: str) -> Path:
+    """A file beside a journal, named after it with ``suffix`` added (``store.jsonl.lock``):
+    the store's lock, claims and cache."""
+    path = Path(journal)
+    return path.with_name(path.name + suffix)
+
+
 def lock_path(journal: Path) -> Path:
-    """The lock file of a journal: beside it, named after it with ``.lock`` added."""
-    return journal.with_name(journal.name + ".lock")
+    """The lock file of a journal."""
+    return beside(journal, ".lock")
 
 
 def fcntl_enabled() -> bool:

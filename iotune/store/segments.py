@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from iotune.store.columns import ABSENT, Piece, encode
-from iotune.store.records import IDENTITY_COLUMNS, Measurement, identity_value
+from iotune.store.records import IDENTITY_COLUMNS, Measurement
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
 #: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect and whether each
@@ -80,7 +80,8 @@ def row_of(record: dict[str, Any]) -> tuple[PartitionKey, tuple[Any, ...]]:
         return (UNREADABLE, "", "", ""), ()
     times = m.times
     return (MEASUREMENT, m.kernel, m.backend, m.campaign), (
-        *(identity_value(record, key) for key in IDENTITY_COLUMNS), m.settings, m.params,
+        *(m.source if key == "source" else record.get(key) for key in IDENTITY_COLUMNS),
+        m.settings, m.params,
         times.total, times.open, times.write, times.close, m.bandwidth_mib_s, m.bytes_written,
         m.schema_version, m.state, *(record.get(name, ABSENT) for name in EXTRA_FIELDS),
         times.read_total, times.read_open, times.read, times.read_close,

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from iotune.store import PROVENANCE, Store
-from iotune.store.claims import ClaimBook, Worker, worker_alive
+from iotune.store.claims import ClaimBook, Worker, WorkerState, worker_alive
 from iotune.store.index import StoreIndex
 from iotune.store.lock import host_name
 from iotune.train.plan import ScalePlan
@@ -148,7 +148,7 @@ def campaign_status(plans: Sequence[ScalePlan], store: Store, campaign: str = "t
     )
 
 
-def _worker_status(state: Any, bystander: Worker, now: float,
+def _worker_status(state: WorkerState, bystander: Worker, now: float,
                    statuses: dict[tuple[str, int], set[str]]) -> WorkerStatus:
     w = state.worker
     alive = worker_alive(state, bystander, now)

@@ -94,11 +94,16 @@ def test_repetitions_take_each_recorded_run_before_any_again():
     assert replay_index(1, 0, "ab", 5) == 0
 
 
+def replay_config(write_config, data, **backend):
+    """A config replaying ``data`` (times in its ``seconds`` column)."""
+    return write_config({"backend": {"name": "replay", "replay_time_column": "seconds",
+                                     "replay_data": str(data), **backend}})
+
+
 def test_an_unknown_column_is_refused_with_the_closest_setting(write_config, landscape, tmp_path):
     frame = pd.read_csv(landscape).rename(columns={"cb_nodes": "collective_metadata"})
     frame.to_csv(tmp_path / "misspelt.csv", index=False)
-    path = write_config({"backend": {"name": "replay", "replay_time_column": "seconds",
-                                     "replay_data": str(tmp_path / "misspelt.csv")}})
+    path = replay_config(write_config, tmp_path / "misspelt.csv")
     with pytest.raises(DataError, match=r"misspelt.csv: column 'collective_metadata' is not a "
                                         r"setting.*did you mean 'coll_metadata'\?"):
         make_backend(load_config(path))
@@ -106,9 +111,8 @@ def test_an_unknown_column_is_refused_with_the_closest_setting(write_config, lan
     assert result.exit_code == 3 and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1  # one line, naming the column
 
-    declared = write_config({"backend": {"name": "replay", "replay_time_column": "seconds",
-                                         "replay_data": str(tmp_path / "misspelt.csv"),
-                                         "replay_ignore_columns": ["collective_metadata"]}})
+    declared = replay_config(write_config, tmp_path / "misspelt.csv",
+                             replay_ignore_columns=["collective_metadata"])
     backend = make_backend(load_config(declared))
     assert backend.candidates(4) == [{"romio_cb_write": m} for m in ("enable", "disable")]
 
@@ -118,8 +122,7 @@ def test_a_value_that_breaks_its_setting_s_rule_names_column_and_line(write_conf
     frame = pd.read_csv(landscape)
     frame.loc[4, "romio_cb_write"] = "enabled"
     frame.to_csv(tmp_path / "typo.csv", index=False)
-    path = write_config({"backend": {"name": "replay", "replay_time_column": "seconds",
-                                     "replay_data": str(tmp_path / "typo.csv")}})
+    path = replay_config(write_config, tmp_path / "typo.csv")
     with pytest.raises(ConfigError, match=r"typo.csv: column 'romio_cb_write', line 6: "
                                         r"'enabled' is not one of"):
         make_backend(load_config(path))

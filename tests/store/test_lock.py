@@ -34,15 +34,20 @@ def _count_under_lock(path: str, counter: str, count: int) -> None:
             Path(counter).write_text(str(value + 1))
 
 
-def test_four_processes_without_fcntl_append_whole_lines_and_lose_none(tmp_path):
-    path = tmp_path / "s.jsonl"
-    procs = [multiprocessing.Process(target=_append_many, args=(str(path), w, 150))
-             for w in range(4)]
+def run_all(procs: list[multiprocessing.Process]) -> None:
+    """Start every process, wait for each, and check each ended well."""
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
         assert p.exitcode == 0
+
+
+def test_four_processes_without_fcntl_append_whole_lines_and_lose_none(tmp_path):
+    path = tmp_path / "s.jsonl"
+    procs = [multiprocessing.Process(target=_append_many, args=(str(path), w, 150))
+             for w in range(4)]
+    run_all(procs)
     records = [json.loads(line) for line in path.read_bytes().splitlines()]
     assert sorted((r["writer"], r["n"]) for r in records) == [
         (w, i) for w in range(4) for i in range(150)]
@@ -55,11 +60,7 @@ def test_the_lock_makes_a_read_modify_write_atomic_across_processes(tmp_path):
     procs = [multiprocessing.Process(target=_count_under_lock,
                                      args=(str(tmp_path / "s.jsonl"), str(counter), 200))
              for _ in range(4)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-        assert p.exitcode == 0
+    run_all(procs)
     assert counter.read_text() == "800"
 
 
