@@ -117,7 +117,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
         progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
         return
     if dry_run:
-        done = done_tasks(store, retry_failed)
+        done = done_tasks(store, retry_failed, make_backend(config).source())
         rows = [{"cores": p.scale.cores, "design": p.scale.design,
                  "configurations": p.configurations, "repetitions": config.train.repetitions,
                  "runs": len(p.tasks), "already_done": sum(t.ident in done for t in p.tasks)}
@@ -234,8 +234,9 @@ def status_command(config_path: Path | None, kernel_name: str | None,
     store = Store(config.store)
     if watch is not None and watch <= 0:
         raise click.BadParameter("must be a positive number of seconds", param_hint="--watch")
+    source = make_backend(config).source()
     while True:
-        status = campaign_status(plans, store)
+        status = campaign_status(plans, store, source=source)
         if fmt == "json":
             click.echo(json.dumps(status.to_json(), sort_keys=True))
         else:
@@ -255,8 +256,13 @@ def _status_text(status: CampaignStatus) -> str:
                                           if s.seconds_per_run is not None else None),
                             "core_hours": round(s.core_hours, 2)} for s in status.scales])
     runs = f" ({', '.join(status.provenance)} runs)" if status.provenance else ""
-    lines = [f"campaign {status.campaign}{runs} in {status.store}, as of {status.as_of}", "",
-             scales]
+    lines = [f"campaign {status.campaign}{runs} in {status.store}, as of {status.as_of}"]
+    if status.source:
+        lines.append(f"source: {status.source}")
+    if status.other_source_runs:
+        lines.append(f"not counted: {status.other_source_runs} run(s) of these configurations "
+                     "recorded with another source (see 'iotune results --source')")
+    lines += ["", scales]
     if status.workers:
         lines += ["", render_table([{
             "worker": w.id, "host": w.host, "pid": w.pid, "job": w.job or "",

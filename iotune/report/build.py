@@ -1,7 +1,8 @@
 """``build_report``: from a store (and a tuned YAML) to figures, CSV tables and one HTML page.
 
 Output directory layout (every name carries the kernel and backend, so measured and
-simulated results never overwrite each other)::
+simulated results never overwrite each other; when a backend's runs come from several
+sources, e.g. two recorded data sets, ``<backend>`` is followed by ``-1``, ``-2``, ...)::
 
     index.html                         the page, images embedded, works offline
     manifest.json                      every figure and table with its title and size
@@ -140,7 +141,8 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
                                config_kernel=config.kernel.name if config else None,
                                store=store)
         datasets = build_datasets(records, chosen, store,
-                                  first_backend=(tuned or {}).get("backend"))
+                                  first_backend=(tuned or {}).get("backend"),
+                                  first_source=_tuned_source(tuned))
         return_free_memory()  # what reading the cache left behind
     out = Path(outdir)
     try:
@@ -202,11 +204,19 @@ def manifest(report: Report) -> dict[str, Any]:
     }
 
 
+def _tuned_source(tuned: Mapping[str, Any] | None) -> str | None:
+    """The source the tuned file's runs came from (None when it does not say)."""
+    search = (tuned or {}).get("search")
+    source = search.get("source") if isinstance(search, Mapping) else None
+    return str(source) if source else None
+
+
 def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str, Any] | None,
                     out: Path, fmt: str, top: int, say: ProgressFn) -> DatasetReport:
     view = fit_view(dataset, config)
-    tag = f"{dataset.provenance.kernel}-{dataset.backend}"
-    mine = tuned if tuned and tuned.get("backend") == dataset.backend else None
+    tag = dataset.provenance.tag
+    mine = tuned if tuned and tuned.get("backend") == dataset.backend \
+        and _tuned_source(tuned) in (None, dataset.provenance.source) else None
     for tune in dataset.tunes:
         configs = [*tune.configs, *([tune.default] if tune.default else [])]
         predicted = predict_settings(view, [c.settings for c in configs], tune.cores)

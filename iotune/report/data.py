@@ -1,7 +1,8 @@
 """What a report is about, read from a store: the scope, the tunes, the searches, provenance.
 
-A report covers one kernel. Its measurements are split by backend (measured, simulated and
-replayed numbers are never mixed in one figure); each backend's share is a
+A report covers one kernel. Its measurements are split by backend and source (measured,
+simulated and replayed numbers are never mixed in one figure, nor runs of two systems, two
+MPI libraries or two recorded data sets: see :mod:`iotune.store.source`); each share is a
 :class:`Dataset`. Within a dataset, the ``tune`` records of one scale (ranks and kernel
 arguments) form a :class:`ScaleTune`: the default configuration (empty settings), and
 every other configuration with its repetitions, ranked by median write time.
@@ -35,7 +36,8 @@ from iotune.store.cache import Part, Snapshot, open_snapshot
 from iotune.store.columns import Piece
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
 from iotune.store.segments import MEASUREMENT, OTHER
-from iotune.store.views import light_records, records_at, rows_frame, timed_ok_rows
+from iotune.store.source import source_of
+from iotune.store.views import all_rows, light_records, records_at, rows_frame, timed_ok_rows
 
 #: Order in which backends appear in a report.
 BACKEND_ORDER = ("mpi", "sim", "replay")
@@ -105,6 +107,11 @@ class Provenance:
     first_recorded: str | None
     last_recorded: str | None
     store: str
+    #: The source of every run (:mod:`iotune.store.source`); one dataset holds one.
+    source: str = ""
+    #: 1, 2, ... when the backend's runs come from several sources (one dataset each, in
+    #: that order), else 0.
+    variant: int = 0
     iotune_version: str = __version__
     generated_at: str = field(default_factory=now_iso)
 
@@ -115,18 +122,27 @@ class Provenance:
 
     @property
     def title_word(self) -> str:
-        """``Measured``, ``Simulated`` or ``Replayed``: the first word of figure titles."""
-        return TITLE_WORD.get(self.backend, self.backend.capitalize())
+        """``Measured``, ``Simulated`` or ``Replayed``: the first word of figure titles,
+        numbered when the backend has several sources (``Replayed (source 2)``)."""
+        word = TITLE_WORD.get(self.backend, self.backend.capitalize())
+        return f"{word} (source {self.variant})" if self.variant else word
 
     @property
     def system(self) -> str:
         return ", ".join(self.systems) or "unknown system"
 
+    @property
+    def tag(self) -> str:
+        """``<kernel>-<backend>``, and ``-<variant>`` when the backend has several sources:
+        the part of file names that tells datasets apart."""
+        variant = f"-{self.variant}" if self.variant else ""
+        return f"{self.kernel}-{self.backend}{variant}"
+
     def line(self) -> str:
         """One line for figure footers."""
-        return (f"{self.provenance} ({self.backend} backend) on {self.system} | kernel "
-                f"{self.kernel} | {self.runs} runs | iotune {self.iotune_version} | "
-                f"{self.generated_at[:10]}")
+        return (f"{self.provenance} ({self.source or self.backend + ' backend'}) on "
+                f"{self.system} | kernel {self.kernel} | {self.runs} runs | iotune "
+                f"{self.iotune_version} | {self.generated_at[:10]}")
 
     def pairs(self) -> dict[str, Any]:
         """The provenance as labelled fields, for tables."""
@@ -135,6 +151,7 @@ class Provenance:
                  if self.first_recorded else "")
         return {
             "backend": f"{self.backend} ({self.provenance})",
+            "source": self.source,
             "system": self.system,
             "kernel": self.kernel,
             "runs": f"{self.runs} successful ({campaigns}); {self.failed} failed",
@@ -369,14 +386,17 @@ def choose_kernel(records: Iterable[Mapping[str, Any]], *, kernel: str | None,
 
 
 def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str,
-                   first_backend: str | None = None) -> list[Dataset]:
-    """The datasets of ``kernel``, one per backend with a successful measurement.
+                   first_backend: str | None = None,
+                   first_source: str | None = None) -> list[Dataset]:
+    """The datasets of ``kernel``, one per backend and source with a successful
+    measurement.
 
-    ``first_backend`` (e.g. the tuned file's) comes first; then mpi, sim, replay.
+    ``first_backend`` (e.g. the tuned file's) comes first, and within it ``first_source``;
+    then mpi, sim, replay, each backend's sources in the order of their first run.
     DataError when the kernel has no successful measurement at all.
     """
     if isinstance(records, StoreRecords):
-        return _cached_datasets(records.snapshot, kernel, store, first_backend)
+        return _cached_datasets(records.snapshot, kernel, store, first_backend, first_source)
     mine = [(i, r) for i, r in enumerate(records) if r.get("kernel") == kernel]
     backends = sorted({str(r.get("backend")) for _, r in mine},
                       key=lambda b: (b != first_backend, _backend_rank(b), b))
@@ -384,9 +404,11 @@ def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str
     for backend in backends:
         chosen = [(i, r) for i, r in mine if r.get("backend") == backend]
         ok = [(i, r) for i, r in chosen if r.get("status") == "ok" and _has_time(r)]
-        if not ok:
-            continue
-        datasets.append(_dataset(backend, kernel, chosen, ok, store))
+        sources = _source_order([source_of(r) for _, r in ok], first_source)
+        for variant, source in _variants(sources):
+            datasets.append(_dataset(
+                backend, kernel, [(i, r) for i, r in chosen if source_of(r) == source],
+                [(i, r) for i, r in ok if source_of(r) == source], store, source, variant))
     if not datasets:
         failed = len(mine)
         raise DataError(f"store {store}: none of the {failed} measurement(s) of kernel "
@@ -394,36 +416,73 @@ def build_datasets(records: Sequence[Mapping[str, Any]], kernel: str, store: str
     return datasets
 
 
+def _source_order(sources: Iterable[str], first: str | None) -> list[str]:
+    """The distinct ``sources`` in order of first appearance, ``first`` ahead."""
+    distinct = list(dict.fromkeys(sources))
+    return sorted(distinct, key=lambda source: source != first)
+
+
+def _variants(sources: list[str]) -> list[tuple[int, str]]:
+    """``(variant, source)``: variant 0 for a lone source, else 1, 2, ..."""
+    if len(sources) == 1:
+        return [(0, sources[0])]
+    return list(enumerate(sources, 1))
+
+
 def _cached_datasets(snapshot: Snapshot, kernel: str, store: str,
-                     first_backend: str | None) -> list[Dataset]:
-    """:func:`build_datasets` from the cache's partitions of ``kernel``, one backend at a
-    time, reading only the columns a dataset shows; the columns read are released after
-    each backend, so what stays in memory is the datasets themselves."""
+                     first_backend: str | None, first_source: str | None) -> list[Dataset]:
+    """:func:`build_datasets` from the cache's partitions of ``kernel``, one backend and
+    source at a time, reading only the columns a dataset shows; the columns read are
+    released after each dataset, so what stays in memory is the datasets themselves."""
     mine = snapshot.parts(MEASUREMENT, kernel=kernel)
     backends = sorted({part.info.key[2] for part in mine},
                       key=lambda b: (b != first_backend, _backend_rank(b), b))
     datasets = []
     for backend in backends:
         parts = [part for part in mine if part.info.key[2] == backend]
-        ok = [(part, timed_ok_rows(part)) for part in parts]
-        runs = sum(len(rows) for _, rows in ok)
-        if not runs:
-            continue
-        provenance = _cached_provenance(kernel, backend, ok, store,
-                                        failed=sum(part.info.rows for part in parts) - runs)
-        timed = {id(part): rows for part, rows in ok}
-        frame = rows_frame(parts, partial(_rows_of, timed), wanted=is_report_column,
-                           release=True)
-        tune_records = light_records([part for part in parts if part.info.key[3] == "tune"])
-        datasets.append(Dataset(provenance, frame, scale_tunes(tune_records),
-                                search_sessions(tune_records)))
-        del tune_records
+        sources = _source_order(
+            (str(source) for part in parts
+             for source in _distinct(part.piece("source").take(timed_ok_rows(part)))),
+            first_source)
         snapshot.release()
+        for variant, source in _variants(sources):
+            same = partial(_of_source, source)
+            ok = [(part, same(part, timed_ok_rows(part))) for part in parts]
+            runs = sum(len(rows) for _, rows in ok)
+            recorded = sum(len(same(part, all_rows(part))) for part in parts)
+            provenance = _cached_provenance(kernel, backend, ok, store,
+                                            failed=recorded - runs, source=source,
+                                            variant=variant)
+            timed = {id(part): rows for part, rows in ok}
+            frame = rows_frame(parts, partial(_rows_of, timed), wanted=is_report_column,
+                               release=True)
+            tune_records = light_records(
+                [part for part in parts if part.info.key[3] == "tune"],
+                partial(_source_rows, source))
+            datasets.append(Dataset(provenance, frame, scale_tunes(tune_records),
+                                    search_sessions(tune_records)))
+            del tune_records
+            snapshot.release()
     if not datasets:
         raise DataError(f"store {store}: none of the {sum(p.info.rows for p in mine)} "
                         f"measurement(s) of kernel '{kernel}' succeeded; see 'iotune results "
                         "--failed'")
     return datasets
+
+
+def _source_rows(source: str, part: Part) -> np.ndarray:
+    """Every row of ``part`` whose measurement's source is ``source``."""
+    return _of_source(source, part, all_rows(part))
+
+
+def _of_source(source: str, part: Part, rows: np.ndarray) -> np.ndarray:
+    """Those of ``rows`` of ``part`` whose measurement's source is ``source``."""
+    piece = part.piece("source").take(rows)
+    if piece.codes is not None and piece.uniques is not None:
+        codes = [i for i, value in enumerate(piece.uniques) if str(value) == source]
+        return rows[np.isin(piece.codes, codes)]
+    values = piece.values()
+    return rows[np.fromiter((str(v) == source for v in values), dtype=bool, count=len(rows))]
 
 
 def _rows_of(rows: Mapping[int, np.ndarray], part: Part) -> np.ndarray:
@@ -432,7 +491,7 @@ def _rows_of(rows: Mapping[int, np.ndarray], part: Part) -> np.ndarray:
 
 
 def _cached_provenance(kernel: str, backend: str, ok: list[tuple[Part, np.ndarray]],
-                       store: str, failed: int) -> Provenance:
+                       store: str, failed: int, source: str, variant: int) -> Provenance:
     """The :class:`Provenance` of the rows ``ok`` of each part (the dataset's runs), read
     a part at a time from its distinct values; each part's segment is released after."""
     campaigns: dict[str, int] = {}
@@ -451,7 +510,8 @@ def _cached_provenance(kernel: str, backend: str, ok: list[tuple[Part, np.ndarra
         runs=sum(len(rows) for _, rows in ok), failed=failed,
         campaigns=tuple(sorted(campaigns.items())),
         first_recorded=min(stamps) if stamps else None,
-        last_recorded=max(stamps) if stamps else None, store=store)
+        last_recorded=max(stamps) if stamps else None, store=store, source=source,
+        variant=variant)
 
 
 def _distinct(piece: Piece) -> list[Any]:
@@ -473,7 +533,8 @@ def _has_time(record: Mapping[str, Any]) -> bool:
 
 
 def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any]]],
-             ok: list[tuple[int, Mapping[str, Any]]], store: str) -> Dataset:
+             ok: list[tuple[int, Mapping[str, Any]]], store: str, source: str,
+             variant: int) -> Dataset:
     frame = pd.DataFrame([Measurement.from_record(record).row() for _, record in ok])
     frame = frame[[c for c in frame.columns if is_report_column(str(c))]]
     campaigns: dict[str, int] = {}
@@ -487,7 +548,8 @@ def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any
         runs=len(ok), failed=len(chosen) - len(ok),
         campaigns=tuple(sorted(campaigns.items())),
         first_recorded=stamps[0] if stamps else None,
-        last_recorded=stamps[-1] if stamps else None, store=store)
+        last_recorded=stamps[-1] if stamps else None, store=store, source=source,
+        variant=variant)
     tune_records = [(i, r) for i, r in chosen if r.get("campaign") == "tune"]
     return Dataset(provenance, frame, scale_tunes(tune_records), search_sessions(tune_records))
 

@@ -51,8 +51,8 @@ def render_html(report: Report) -> str:
             "toc_detail": f" ({prov.backend}, {prov.system}, {prov.runs} runs)",
             "heading": f"{prov.title_word} data: {prov.kernel} on {prov.system}",
             "css": prov.provenance,
-            "banner": f"These numbers are {prov.provenance.upper()} ({prov.backend} backend, "
-                      f"{prov.runs} runs).",
+            "banner": f"These numbers are {prov.provenance.upper()} "
+                      f"({prov.source or prov.backend + ' backend'}, {prov.runs} runs).",
             "sections": [_section(report, s, counter) for s in part.sections]})
     for paper in report.papers:
         parts.append({"id": paper.key, "toc": paper.title, "toc_detail": "",

@@ -8,6 +8,10 @@ login node as inside a job.
 
 The figures:
 
+Only runs of the campaign's source count (:mod:`iotune.store.source`: the same system,
+file system and MPI library, simulator or recorded data); runs of the plan measured with
+another source are counted apart as ``other_source_runs``, since training does them again.
+
 - ``done``: tasks with an ``ok`` record; ``failed``: tasks whose records are all failures
   (a failure is an answer, see :mod:`iotune.train.run`); an ``interrupted`` record leaves
   its task to do;
@@ -81,6 +85,10 @@ class CampaignStatus:
     live_workers: int
     #: How the plan's recorded runs got their numbers: measured, simulated, replayed.
     provenance: list[str] = field(default_factory=list)
+    #: The source whose runs count (None: every source's).
+    source: str | None = None
+    #: Runs of the plan's configurations recorded with another source: not counted.
+    other_source_runs: int = 0
     scales: list[ScaleStatus] = field(default_factory=list)
     workers: list[WorkerStatus] = field(default_factory=list)
 
@@ -89,10 +97,11 @@ class CampaignStatus:
 
 
 def campaign_status(plans: Sequence[ScalePlan], store: Store, campaign: str = "train",
-                    now: float | None = None) -> CampaignStatus:
-    """The status of the campaign ``plans`` describe, as ``store`` and its claims show it."""
+                    now: float | None = None, source: str | None = None) -> CampaignStatus:
+    """The status of the campaign ``plans`` describe, as ``store`` and its claims show it;
+    with ``source``, only runs measured with it count (see the module docstring)."""
     now = time.time() if now is None else now
-    book = ClaimBook(store, campaign)
+    book = ClaimBook(store, campaign, source=source)
     book.refresh()
     bystander = Worker("", host_name(), 0)  # on a workers' host, sees dead processes
     measurements = StoreIndex(store).select(campaign=campaign) if store.exists() else []
@@ -100,8 +109,12 @@ def campaign_status(plans: Sequence[ScalePlan], store: Store, campaign: str = "t
     walls: dict[tuple[str, int], list[float]] = {}
     planned = {t.ident for p in plans for t in p.tasks}
     provenance = set()
+    other_source_runs = 0
     for m in measurements:
         if (m.config_key, m.rep) not in planned:
+            continue
+        if source is not None and m.source != source:
+            other_source_runs += 1
             continue
         provenance.add(PROVENANCE.get(m.backend, m.backend))
         statuses.setdefault((m.config_key, m.rep), set()).add(m.status)
@@ -141,7 +154,8 @@ def campaign_status(plans: Sequence[ScalePlan], store: Store, campaign: str = "t
         complete=totals["left"] == 0 and totals["claimed"] == 0,
         core_hours=round(sum(s.core_hours for s in scales), 4),
         eta_s=(eta / max(1, len(live))) if eta_known else None,
-        live_workers=len(live), provenance=sorted(provenance), scales=scales,
+        live_workers=len(live), provenance=sorted(provenance), source=source,
+        other_source_runs=other_source_runs, scales=scales,
         workers=[_worker_status(s, bystander, now, statuses)
                  for s in book.state.workers.values()],
         **totals,

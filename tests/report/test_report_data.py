@@ -89,7 +89,8 @@ def test_replayed_figures_say_replayed():
              figures.model_fit_figure(dataset, view), figures.selection_figure(dataset, view)]
     for figure in built:
         assert figure.get_suptitle().startswith("Replayed: ")
-        assert figure.get_supxlabel().startswith("replayed (replay backend) on box")
+        assert figure.get_supxlabel().startswith("replayed (replay of data sha256 unknown) "
+                                                 "on box")
         assert figures.pixel_size(figure)[0] == 1200
 
 

@@ -95,6 +95,19 @@ def test_a_second_data_set_reuses_nothing_and_its_null_result_is_the_default(
     assert kept and {r["source"] for r in kept} == {second["search"]["source"]}
     assert len(kept) == second["search"]["runs"]
 
+    # the report makes one dataset of each data set: file names and speedups apart
+    out = tmp_path / "report"
+    made = CliRunner().invoke(cli, ["report", "-c", str(config), "-o", str(out),
+                                    "--format", "svg"])
+    assert made.exit_code == 0, made.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    sources = [d["source"] for d in manifest["datasets"]]
+    assert sorted(sources) == sorted([first["search"]["source"], second["search"]["source"]])
+    speedups = {path.name: pd.read_csv(path) for path in out.glob("speedup-*.csv")}
+    assert sorted(speedups) == ["speedup-vpic-replay-1.csv", "speedup-vpic-replay-2.csv"]
+    best = sorted(float(table["speedup"].max()) for table in speedups.values())
+    assert best[0] < 1.2 < 2.0 < best[1]  # the null data set's own runs show no gain
+
 
 def test_training_data_of_another_source_is_not_fitted_on(tmp_path):
     store = Store(tmp_path / "mixed.jsonl")
