@@ -42,9 +42,9 @@ from iotune.config import build_config
 from iotune.darshan.characterize import PatternBackend, characterize, plan
 from iotune.darshan.estimate import estimate, relative_error
 from iotune.darshan.phases import trace_phases
-from iotune.launchers import LaunchRequest, make_launcher
-from iotune.output import render_table
-from iotune.runner import run_command
+from iotune.execution.launchers import LaunchRequest, make_launcher
+from iotune.execution.runner import run_command
+from iotune.ui.output import render_table
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "phased_app.py"
 KiB, MiB = 2**10, 2**20

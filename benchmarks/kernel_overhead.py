@@ -50,7 +50,7 @@ if str(KERNELS) not in sys.path:
 import vpicio  # noqa: E402  (needs the kernels directory on sys.path)
 from kit import hdf5, mpi, rundir  # noqa: E402
 
-from iotune.units import MIB  # noqa: E402
+from iotune.settings.units import MIB  # noqa: E402
 
 LAUNCHER_VARIABLES = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK")
 TARGET_RATIO = 0.9

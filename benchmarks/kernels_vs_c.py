@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iotune.units import MIB
+from iotune.settings.units import MIB
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "benchmarks" / "c" / "bare_writer.c"

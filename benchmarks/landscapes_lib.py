@@ -281,7 +281,7 @@ def judged_tune(job: Job, workdir: Path) -> Outcome:
     B`` at the target scale (``fresh`` only stops reuse of earlier *tune* runs; the training
     runs stay in the store for the model). No progress callbacks. Judged by the truth."""
     from iotune.backends.replay import ReplayBackend
-    from iotune.settings import config_key
+    from iotune.settings.values import config_key
     from iotune.store import Store
     from iotune.train import plan_campaign, run_campaign
     from iotune.tune import tune

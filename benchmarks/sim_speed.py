@@ -16,9 +16,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
+from iotune.settings.units import MIB
 from iotune.sim import simulate_times
-from iotune.units import MIB
 
 
 def random_configs(n: int, rng: np.random.Generator) -> pd.DataFrame:

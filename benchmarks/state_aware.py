@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import Pattern, load_system, model_breakdown, paper_space, simulate_times
 from iotune.sim.system import SimSystem
 from iotune.variability import (

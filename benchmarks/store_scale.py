@@ -55,10 +55,10 @@ from typing import Any
 
 from iotune.config import Config, load_config
 from iotune.kernel_args import APIS
-from iotune.settings import config_key
+from iotune.settings.units import MIB
+from iotune.settings.values import config_key
 from iotune.store import SCHEMA_VERSION
 from iotune.store.cache import cache_path
-from iotune.units import MIB
 
 CORES = (128, 256, 512, 1024)
 STRATEGIES = ("model", "random", "genetic", "exhaustive")

@@ -61,10 +61,10 @@ from iotune.backends import Backend, RunRequest
 from iotune.backends.replay import ReplayBackend
 from iotune.backends.sim import SimBackend, sim_pattern
 from iotune.config import Config, build_config, load_config
-from iotune.kernels import get_kernel
-from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
+from iotune.kernel_specs import get_kernel
+from iotune.settings.space import SearchSpace
+from iotune.settings.values import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.sim import model_breakdown, paper_space
-from iotune.space import SearchSpace
 from iotune.strategies import known_strategies, make_strategy
 from iotune.strategies.base import Configuration
 from iotune.train.designs import design_configurations

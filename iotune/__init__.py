@@ -11,7 +11,7 @@ __all__ = ["__version__"]
 
 def __getattr__(name: str) -> str:
     # ``__version__`` is read on first use: importlib.metadata costs tens of milliseconds,
-    # paid by every kernel process (the kernels import iotune.catalogue) otherwise.
+    # paid by every kernel process (the kernels import iotune.settings.catalogue) otherwise.
     if name != "__version__":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib.metadata import PackageNotFoundError, version

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from iotune.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
 from iotune.errors import ConfigError
-from iotune.settings import HINT_PREFIX, SETTINGS, mpiio_hints, normalise_settings
+from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
+from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints, normalise_settings
 
 FORMATS = ("all", "lustre", "romio", "cray", "ior", "h5py", "preload")
 
@@ -134,7 +134,7 @@ def preload_lines(settings: Mapping[str, Any], settings_file: str,
     line when the library is gone by then: a program run without the settings it was tuned
     for is an error, not a silent default. ``library`` None: it could not be built here,
     which the lines say instead of loading anything."""
-    from iotune.application import preload_settings_text
+    from iotune.execution.application import preload_settings_text
 
     body = preload_settings_text(settings).rstrip("\n")
     if not body:

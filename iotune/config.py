@@ -18,12 +18,12 @@ from typing import Any
 import yaml
 
 from iotune.errors import ConfigError
-from iotune.kernels import get_kernel
-from iotune.launchers import make_launcher
-from iotune.settings import check_requirements
-from iotune.space import Limits, SearchSpace
+from iotune.execution.launchers import make_launcher
+from iotune.kernel_specs import get_kernel
+from iotune.settings.space import Limits, SearchSpace
+from iotune.settings.units import parse_duration
+from iotune.settings.values import check_requirements
 from iotune.store.records import TARGETS
-from iotune.units import parse_duration
 
 CONFIG_SCHEMA_VERSION = 1
 DESIGNS = ("full", "lhs", "systematic", "recorded")
@@ -347,7 +347,7 @@ def _system(raw: Any, base: Path) -> SystemConfig:
 
 def _kernel(raw: Any) -> KernelConfig:
     """``kernel: {name, args}`` for iotune's kernels, or ``kernel: {command: ...}`` for a
-    user's program (see :mod:`iotune.application`)."""
+    user's program (see :mod:`iotune.execution.application`)."""
     if isinstance(raw, Mapping) and "command" in raw:
         spec = get_kernel("command")
         return KernelConfig(spec.name, tuple(spec.normalise_params(raw, "kernel").items()))

@@ -1,10 +1,10 @@
 """The arguments of iotune's own kernel programs: each one's flag, kind, default and help.
 
-The driver's kernel specs (:mod:`iotune.kernels`) check a config's ``kernel.args`` with
+The driver's kernel specs (:mod:`iotune.kernel_specs`) check a config's ``kernel.args`` with
 these rows and pass them as ``--<name-with-dashes> VALUE``; the programs in ``kernels/``
 build their command lines from the same rows (``kernels/kit/arguments.py``). So an
 argument, its default and its help exist here only, and a value is parsed by its
-catalogue kind (:mod:`iotune.catalogue`) wherever it is given.
+catalogue kind (:mod:`iotune.settings.catalogue`) wherever it is given.
 
 Standard library and the catalogue only: the kernel programs import this module under
 ``mpirun``, where nothing heavy may load.
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.catalogue import ByteSize, Choice, Count, Kind, YesNo
+from iotune.settings.catalogue import ByteSize, Choice, Count, Kind, YesNo
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iotune.errors import ConfigError
-from iotune.settings import config_key
+from iotune.settings.values import config_key
 from iotune.store import PROVENANCE, now_iso
 from iotune.store.source import describe_source
 

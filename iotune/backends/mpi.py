@@ -11,17 +11,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iotune.application import Application, describe_application, run_application
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
-from iotune.fsinfo import filesystem_of
-from iotune.in_effect import setting_effects
-from iotune.kernels import get_kernel, kernel_argv
-from iotune.launchers import Launcher, LaunchRequest, make_launcher
-from iotune.rundirs import OWNER_ENV, Cleanup, owner, remove_orphans
-from iotune.runner import run_command
-from iotune.scratch import check_scratch
-from iotune.settings import setting_argv
+from iotune.execution.application import Application, describe_application, run_application
+from iotune.execution.fsinfo import filesystem_of
+from iotune.execution.launchers import Launcher, LaunchRequest, make_launcher
+from iotune.execution.rundirs import OWNER_ENV, Cleanup, owner, remove_orphans
+from iotune.execution.runner import run_command
+from iotune.execution.scratch import check_scratch
+from iotune.kernel_specs import get_kernel, kernel_argv
+from iotune.settings.in_effect import setting_effects
+from iotune.settings.values import setting_argv
 from iotune.store import now_iso
 from iotune.store.source import describe_source
 
@@ -89,7 +89,7 @@ class MpiBackend(Backend):
 
     def remove_orphans(self) -> Cleanup:
         """Remove run directories under scratch left by runs whose driver is gone
-        (:mod:`iotune.rundirs`)."""
+        (:mod:`iotune.execution.rundirs`)."""
         return remove_orphans(self.config.system.scratch)
 
     def probe_before(self, size: int) -> float | None:
@@ -127,7 +127,7 @@ class MpiBackend(Backend):
 
     def _measure_application(self, app: Application, request: RunRequest,
                              rep: int) -> dict[str, Any]:
-        """One run of a user's program with the settings injected (iotune.application)."""
+        """One run of a user's program with the settings injected (iotune.execution.application)."""
         system = self.config.system
         nodes = system.limits.nodes_for(request.cores)
         run = run_application(
@@ -148,7 +148,7 @@ class MpiBackend(Backend):
 
 def with_effects(record: dict[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
     """``record`` with ``result.settings_effect``: per setting, whether it took effect
-    (:mod:`iotune.in_effect`), judged from what the run read back."""
+    (:mod:`iotune.settings.in_effect`), judged from what the run read back."""
     result = record.get("result")
     if isinstance(result, dict) and settings:
         result["settings_effect"] = {name: effect.as_json() for name, effect

@@ -24,9 +24,9 @@ import numpy as np
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
-from iotune.files import file_sha256
-from iotune.kernels import get_kernel
-from iotune.settings import SETTINGS, config_key, describe_value, normalise_setting
+from iotune.execution.files import file_sha256
+from iotune.kernel_specs import get_kernel
+from iotune.settings.values import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
 from iotune.store.index import read_dataframe
 from iotune.store.records import TARGET_COLUMNS
@@ -52,7 +52,7 @@ def _is_missing(value: Any) -> bool:
 
 
 class ReplayBackend(Backend):
-    """Recorded times keyed by configuration (:func:`iotune.settings.config_key`)."""
+    """Recorded times keyed by configuration (:func:`iotune.settings.values.config_key`)."""
 
     name = "replay"
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
-from iotune.kernels import get_kernel
-from iotune.settings import HINT_PREFIX
+from iotune.kernel_specs import get_kernel
+from iotune.settings.values import HINT_PREFIX
 from iotune.store import now_iso
 from iotune.store.source import describe_source
 

@@ -13,12 +13,12 @@ import yaml
 
 from iotune.config import Config, build_config, default_config_path, load_config
 from iotune.errors import ConfigError
-from iotune.kernels import get_kernel
-from iotune.output import FORMATS, progress
-from iotune.slurm import current_allocation
-from iotune.slurm import job_id as slurm_job_id
-from iotune.space import SearchSpace
-from iotune.units import format_bytes
+from iotune.execution.slurm import current_allocation
+from iotune.execution.slurm import job_id as slurm_job_id
+from iotune.kernel_specs import get_kernel
+from iotune.settings.space import SearchSpace
+from iotune.settings.units import format_bytes
+from iotune.ui.output import FORMATS, progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,7 +73,7 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
 
 def remove_orphaned_runs(backend: Any) -> None:
     """Before real runs: remove run directories under scratch left by killed runs, and say
-    how much that freed (see :mod:`iotune.rundirs`)."""
+    how much that freed (see :mod:`iotune.execution.rundirs`)."""
     clean = getattr(backend, "remove_orphans", None)
     if clean is None:
         return
@@ -103,7 +103,7 @@ def with_command(config: Config, command: str | None, metric: str | None) -> Con
     neither is given. ``--metric`` alone changes the metric of the config's command kernel,
     and is a ConfigError for any other kernel."""
     from iotune.config import KernelConfig
-    from iotune.kernels import get_kernel
+    from iotune.kernel_specs import get_kernel
 
     if command is None and metric is None:
         return config

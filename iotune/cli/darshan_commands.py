@@ -15,14 +15,14 @@ import click
 
 from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError
-from iotune.kernels import Feature, kernels_with
-from iotune.output import emit, progress, render_pairs, render_table
+from iotune.kernel_specs import Feature, kernels_with
+from iotune.ui.output import emit, progress, render_pairs, render_table
 
 FORMATS = ("table", "json", "yaml")
 
 
 def _byte_size(text: str, option: str) -> int:
-    from iotune.units import parse_bytes
+    from iotune.settings.units import parse_bytes
 
     try:
         return parse_bytes(text)

@@ -9,7 +9,7 @@ import click
 
 from iotune import __version__
 from iotune.errors import IotuneError
-from iotune.interrupt import INTERACTIVE_EXIT, Interrupted
+from iotune.execution.interrupt import INTERACTIVE_EXIT, Interrupted
 
 
 class IotuneGroup(click.Group):

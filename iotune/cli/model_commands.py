@@ -13,7 +13,7 @@ import pandas as pd
 from iotune.errors import DataError
 from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
 from iotune.model.io import dump_yaml
-from iotune.output import progress, render_pairs, render_table, to_plain
+from iotune.ui.output import progress, render_pairs, render_table, to_plain
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -85,7 +85,7 @@ def skip_default_runs(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFra
 
 
 def _is_setting(name: str) -> bool:
-    from iotune.settings import HINT_PREFIX, SETTINGS
+    from iotune.settings.values import HINT_PREFIX, SETTINGS
 
     return name in SETTINGS or name.startswith(HINT_PREFIX)
 

@@ -8,7 +8,7 @@ import click
 
 from iotune.cli.common import config_option
 from iotune.config import Config, default_config_path, load_config
-from iotune.output import progress
+from iotune.ui.output import progress
 
 
 def _config(config_path: Path | None) -> Config | None:

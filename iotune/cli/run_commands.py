@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from iotune import interrupt
 from iotune.backends import RunRequest, make_backend
 from iotune.cli.common import (
     backend_options,
@@ -22,7 +21,9 @@ from iotune.cli.common import (
     with_kernel,
 )
 from iotune.errors import ConfigError
-from iotune.in_effect import (
+from iotune.execution import interrupt
+from iotune.kernel_specs import get_kernel
+from iotune.settings.in_effect import (
     ABSENT,
     DIFFERS,
     NOT_APPLICABLE,
@@ -30,14 +31,13 @@ from iotune.in_effect import (
     effects_of,
     row_not_in_effect,
 )
-from iotune.kernels import get_kernel
-from iotune.output import emit, progress, render_pairs
-from iotune.settings import describe_value, normalise_settings
-from iotune.space import check_configuration
+from iotune.settings.space import check_configuration
+from iotune.settings.values import describe_value, normalise_settings
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
 from iotune.templates import starter_config
+from iotune.ui.output import emit, progress, render_pairs
 
 
 def summarise(record: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +260,7 @@ def _present(row: dict[Any, Any], names: list[str], strip: str = "") -> dict[str
 
 
 def _setting_columns(frame: Any) -> list[str]:
-    from iotune.settings import SETTINGS
+    from iotune.settings.values import SETTINGS
 
     return [c for c in frame.columns if c in SETTINGS or str(c).startswith("hint.")]
 

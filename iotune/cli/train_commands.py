@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from iotune import interrupt
 from iotune.backends import make_backend
 from iotune.cli.common import (
     backend_options,
@@ -27,11 +26,11 @@ from iotune.cli.common import (
     with_kernel,
     with_slurm_launcher,
 )
-from iotune.output import progress, render_table
-from iotune.slurm import current_allocation, job_label
+from iotune.execution import interrupt
+from iotune.execution.slurm import current_allocation, job_label
+from iotune.settings.units import parse_duration
 from iotune.store import Store
 from iotune.store.claims import LEASE_S, Worker
-from iotune.terminal import Progress, make_progress
 from iotune.train import (
     CampaignInterrupted,
     Task,
@@ -44,7 +43,8 @@ from iotune.train import (
 from iotune.train.jobscript import core_hours, job_script, seconds_per_run, write_job_script
 from iotune.train.status import CampaignStatus, campaign_status
 from iotune.tune.target import with_target
-from iotune.units import parse_duration
+from iotune.ui.output import progress, render_table
+from iotune.ui.terminal import Progress, make_progress
 
 
 @click.command("train")

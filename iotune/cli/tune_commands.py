@@ -10,7 +10,6 @@ from typing import Any
 import click
 import yaml
 
-from iotune import interrupt
 from iotune.apply import DEFAULT_DIRECTORY as APPLY_DIRECTORY
 from iotune.apply import FORMATS as APPLY_FORMATS
 from iotune.apply import load_tuned, render
@@ -31,20 +30,21 @@ from iotune.cli.common import (
     with_slurm_launcher,
 )
 from iotune.errors import ConfigError, DataError
+from iotune.execution import interrupt
 from iotune.model.trust import prediction_warning
-from iotune.output import emit, progress, render_pairs, render_table, to_plain
-from iotune.racing import CONFIDENCE
-from iotune.settings import describe_value
+from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
-from iotune.terminal import make_progress
+from iotune.strategies.racing import CONFIDENCE
 from iotune.train import (
     describe_settings,
 )
 from iotune.tune import TuneResult, tune
 from iotune.tune.result import TARGET_TIMES
 from iotune.tune.target import with_target
+from iotune.ui.output import emit, progress, render_pairs, render_table, to_plain
+from iotune.ui.terminal import make_progress
 
 
 @click.command("tune", epilog="Strategies and their options:\n\n" + strategy_help())

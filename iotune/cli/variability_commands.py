@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from iotune.catalogue import ByteSize
 from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError
-from iotune.output import emit, progress, render_pairs, render_table
-from iotune.settings import normalise_value
+from iotune.settings.catalogue import ByteSize
+from iotune.settings.units import parse_duration
+from iotune.settings.values import normalise_value
 from iotune.store import Store
-from iotune.units import parse_duration
+from iotune.ui.output import emit, progress, render_pairs, render_table
 
 if TYPE_CHECKING:
     from iotune.config import Config
@@ -232,7 +232,7 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
       iotune classify --pooled --validation time --train-fraction 0.6 --format json
       iotune classify --classifier svm --folds 8 --horizon 2 --format csv
     """
-    from iotune.terminal import make_progress
+    from iotune.ui.terminal import make_progress
     from iotune.variability.analysis import parse_classifiers
     from iotune.variability.classification import (
         ClassifyOptions,

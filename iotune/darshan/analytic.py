@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.darshan.records import FileCounters
-from iotune.kernels import get_kernel
+from iotune.kernel_specs import get_kernel
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Candidate:
 def kernel_file(candidate: Candidate) -> FileCounters:
     """The counters of the (or, for one file per rank, each) file the candidate writes.
 
-    Raises :class:`~iotune.kernels.KernelFeatureError` for a kernel without a Darshan
+    Raises :class:`~iotune.kernel_specs.KernelFeatureError` for a kernel without a Darshan
     signature.
     """
     spec = get_kernel(candidate.kernel)

@@ -119,8 +119,8 @@ class PatternBackend:
     name = "pattern"
 
     def __init__(self, config: Config) -> None:
-        from iotune.fsinfo import filesystem_of
-        from iotune.launchers import make_launcher
+        from iotune.execution.fsinfo import filesystem_of
+        from iotune.execution.launchers import make_launcher
 
         self.config = config
         system = config.system
@@ -130,7 +130,7 @@ class PatternBackend:
 
     def command(self, request: RunRequest, directory: Path) -> list[str]:
         """The exact command line that measures ``request`` in ``directory``."""
-        from iotune.launchers import LaunchRequest
+        from iotune.execution.launchers import LaunchRequest
 
         program = program_argv(dict(request.params), directory, self.python)
         nodes = self.config.system.limits.nodes_for(request.cores)
@@ -138,8 +138,8 @@ class PatternBackend:
 
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
         """One run: ``{"status", "error", "result", "command"}``."""
-        from iotune.runner import run_command
-        from iotune.scratch import check_scratch
+        from iotune.execution.runner import run_command
+        from iotune.execution.scratch import check_scratch
 
         system = self.config.system
         scratch = check_scratch(system.scratch, "system.scratch")

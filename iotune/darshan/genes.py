@@ -3,9 +3,10 @@ searches and the value grids they are built on, the hints a log gives them, and 
 variants ``iotune match`` compares.
 
 A leaf of the Darshan model: it imports no kernel (and nothing heavier than the standard
-library), so the kernel specs (:mod:`iotune.kernels`) build on it and :mod:`iotune.kernels`
--> :mod:`iotune.darshan` runs one way. The search (:mod:`iotune.darshan.search`) and the
-match (:mod:`iotune.darshan.match`) use what the specs build from it.
+library), so the kernel specs (:mod:`iotune.kernel_specs`) build on it and
+:mod:`iotune.kernel_specs` -> :mod:`iotune.darshan` runs one way. The search
+(:mod:`iotune.darshan.search`) and the match (:mod:`iotune.darshan.match`) use what the
+specs build from it.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from iotune.errors import DataError
-from iotune.files import file_sha256
+from iotune.execution.files import file_sha256
 
 #: Darshan's magic number, right after the 8-byte version string of every 3.x log.
 DARSHAN_MAGIC = 6567223

@@ -28,7 +28,7 @@ from iotune.darshan.records import FileCounters, read_counters
 from iotune.darshan.signature import FEATURE_INDEX, signature
 from iotune.darshan.similarity import similarities
 from iotune.darshan.target import SignatureTarget
-from iotune.kernels import Feature, get_kernel, kernels_with
+from iotune.kernel_specs import Feature, get_kernel, kernels_with
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ byte the rank accessed, *consecutive* when it starts right after it; the first o
 compared with 0). The result is a :class:`~iotune.darshan.records.FileCounters`, so kernel
 and application signatures come from the same code.
 
-Each kernel's spec (:mod:`iotune.kernels`) describes its requests with
+Each kernel's spec (:mod:`iotune.kernel_specs`) describes its requests with
 :func:`request_pattern` and :func:`modelled_file` (``KernelSpec.darshan_file``); this
 module holds the rules every kernel shares, and imports no kernel, so the specs build on it
 (:mod:`iotune.darshan.analytic` signs a kernel configuration through its spec):

@@ -35,8 +35,8 @@ import numpy as np
 import yaml
 
 from iotune.errors import ConfigError, DataError
-from iotune.kernels import Feature, get_kernel, kernels_with
-from iotune.units import format_bytes
+from iotune.kernel_specs import Feature, get_kernel, kernels_with
+from iotune.settings.units import format_bytes
 
 if TYPE_CHECKING:
     from iotune.darshan.analytic import Candidate

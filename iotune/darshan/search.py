@@ -6,10 +6,10 @@ power-of-two grid widened with values read off the application's counters (its c
 request sizes, its requests per rank), which, as the paper notes, prunes the search
 towards the application without forbidding anything else. Each kernel's genes, the
 genomes seeded from a log and what a genome means come from its spec
-(:meth:`~iotune.kernels.spec.KernelSpec.proxy_genes`, ``proxy_seed``, ``proxy_args``).
+(:meth:`~iotune.kernel_specs.spec.KernelSpec.proxy_genes`, ``proxy_seed``, ``proxy_args``).
 
-The search is the paper's genetic algorithm (iotune's one, :func:`iotune.evolution.evolve`),
-made cheaper and sharper:
+The search is the paper's genetic algorithm (iotune's one,
+:func:`iotune.strategies.evolution.evolve`), made cheaper and sharper:
 
 1. the initial population mixes random genomes with genomes seeded from the log values;
 2. each generation keeps the best ``elite`` genomes, and fills the rest by tournament
@@ -38,8 +38,8 @@ from iotune.darshan.genes import Gene, LogHints
 from iotune.darshan.records import FileCounters
 from iotune.darshan.signature import signature
 from iotune.darshan.similarity import pairwise_similarity
-from iotune.evolution import GeneticOptions, evolve
-from iotune.kernels import Feature, KernelSpec, get_kernel, kernels_with
+from iotune.kernel_specs import Feature, KernelSpec, get_kernel, kernels_with
+from iotune.strategies.evolution import GeneticOptions, evolve
 
 #: The kernels ``iotune proxy`` searches by default: those with proxy genes.
 SEARCH_KERNELS = kernels_with(Feature.PROXY)
@@ -60,7 +60,7 @@ class SearchOptions:
     max_bytes_per_rank: int | None = None
 
     def genetic(self) -> GeneticOptions:
-        """These knobs for :func:`~iotune.evolution.evolve`: two-point crossover, ordered
+        """These knobs for :func:`~iotune.strategies.evolution.evolve`: two-point crossover, ordered
         genes stepping to a neighbouring value 70% of the time they mutate, and a stop
         at similarity 1."""
         return GeneticOptions(population=self.population, generations=self.generations,

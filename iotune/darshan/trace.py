@@ -32,7 +32,7 @@ from iotune.darshan.logfile import (
 )
 from iotune.darshan.records import FileCounters, file_counters
 from iotune.errors import DataError
-from iotune.files import file_sha256
+from iotune.execution.files import file_sha256
 
 _FILE_RE = re.compile(r"^#\s*DXT,\s*file_id:\s*(\d+),\s*file_name:\s*(.*?)\s*$")
 _MODULES = {"X_POSIX": "DXT_POSIX", "X_MPIIO": "DXT_MPIIO"}

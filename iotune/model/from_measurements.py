@@ -30,8 +30,8 @@ import numpy as np
 
 from iotune.errors import DataError
 from iotune.model.unset import apply_unset, indicators, unset_encoding
-from iotune.settings import SETTINGS
-from iotune.space import SearchSpace
+from iotune.settings.space import SearchSpace
+from iotune.settings.values import SETTINGS
 from iotune.store.records import TARGET_COLUMNS, TARGETS
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from iotune.errors import DataError
-from iotune.files import file_sha256
+from iotune.execution.files import file_sha256
 from iotune.model.categorical import CategoricalSpec
 from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
 from iotune.model.terms import Term

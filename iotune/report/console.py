@@ -7,7 +7,7 @@ from typing import IO
 
 from iotune.report.build import Report
 from iotune.report.tables import Table, display_rows
-from iotune.terminal import print_pairs, print_table
+from iotune.ui.terminal import print_pairs, print_table
 
 #: Rows of a top-configurations table printed in the terminal (the page has them all).
 TERMINAL_TOP = 10

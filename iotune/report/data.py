@@ -30,7 +30,7 @@ import pandas as pd
 
 from iotune import __version__
 from iotune.errors import DataError, StoreError
-from iotune.settings import HINT_PREFIX, SETTINGS, config_key, describe_value
+from iotune.settings.values import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.store import PROVENANCE, Store, now_iso
 from iotune.store.cache import Part, Snapshot, open_snapshot
 from iotune.store.columns import Piece
@@ -556,7 +556,7 @@ def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any
 
 def configuration_key(record: Mapping[str, Any]) -> str:
     """The configuration a record measured: its ``config_key`` (see
-    :func:`iotune.settings.config_key`), computed for records written without one."""
+    :func:`iotune.settings.values.config_key`), computed for records written without one."""
     return str(record.get("config_key") or config_key(
         str(record.get("kernel", "")), int(record.get("cores") or 0),
         record.get("settings") or {}, record.get("params") or {}))

@@ -31,7 +31,7 @@ from iotune.report.data import (
     short_name,
 )
 from iotune.report.modelfit import Effect, ModelView, step_errors
-from iotune.settings import describe_value
+from iotune.settings.values import describe_value
 
 WIDTH_IN = 8.0
 DPI = 150

@@ -20,9 +20,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from iotune import __version__
 from iotune.report.tables import Table, display_rows
-from iotune.settings import describe_value
+from iotune.settings.values import describe_value
 from iotune.store import now_iso
-from iotune.terminal import format_cell
+from iotune.ui.terminal import format_cell
 
 if TYPE_CHECKING:
     from iotune.report.build import Report

@@ -32,8 +32,8 @@ from iotune.model import Model
 from iotune.model.from_measurements import fit_for_space
 from iotune.model.trust import error_label, prediction_warning
 from iotune.report.data import Dataset, is_setting_column
-from iotune.settings import SETTINGS
-from iotune.space import Limits, SearchSpace, is_valid
+from iotune.settings.space import Limits, SearchSpace, is_valid
+from iotune.settings.values import SETTINGS
 from iotune.strategies.base import make_strategy, resolve_options
 
 #: Rows predicted at a time: the model's arrays for 10^5 runs cost tens of MB at once.

@@ -300,7 +300,7 @@ def _proxy_vector(path: Path) -> np.ndarray:
     from iotune.darshan.analytic import Candidate, kernel_file
     from iotune.darshan.proxy import read_proxy
     from iotune.darshan.signature import signature
-    from iotune.kernels import get_kernel
+    from iotune.kernel_specs import get_kernel
 
     proxy = read_proxy(path)
     collective = bool(proxy.settings.get("collective",

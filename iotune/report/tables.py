@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
-from iotune.catalogue import HINT_PREFIX, SETTINGS
-from iotune.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
 from iotune.report.data import Dataset, ScaleTune, SearchSession, settings_label
 from iotune.report.modelfit import ModelView, step_errors, term_rows
-from iotune.settings import describe_value
+from iotune.settings.catalogue import HINT_PREFIX, SETTINGS
+from iotune.settings.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
+from iotune.settings.values import describe_value
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX
 
 

@@ -3,14 +3,14 @@
 Use it to plan at scales this machine cannot run. Results are labelled ``backend = "sim"``
 and carry the system name; they are never measurements.
 
->>> from iotune.kernels.vpic import vpic_pattern
+>>> from iotune.kernel_specs.vpic import vpic_pattern
 >>> from iotune.sim import simulate_times
 >>> r = simulate_times("hopper", vpic_pattern(8192), {"stripe_count": [2, 156]}, noise=0)
 >>> r.backend, r.system
 ('sim', 'hopper')
 
 Modules: :mod:`~iotune.sim.system` (presets and validation), :mod:`~iotune.sim.pattern`
-(what is written; the kernel specs of :mod:`iotune.kernels` make the patterns),
+(what is written; the kernel specs of :mod:`iotune.kernel_specs` make the patterns),
 :mod:`~iotune.sim.configs` (configuration columns and defaults), :mod:`~iotune.sim.lustre`
 (the model and its equations), :mod:`~iotune.sim.noise` (idle/busy log-normal mixture),
 :mod:`~iotune.sim.space` (the paper's search spaces), :mod:`~iotune.sim.paper` (the

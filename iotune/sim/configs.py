@@ -18,7 +18,7 @@ scalar or array; mapping values are broadcast against each other with numpy's ru
 =================  ===========================================================================
 
 A missing column, ``NaN`` or ``None`` means the system default. Every value obeys the rule
-of its setting in :mod:`iotune.catalogue` (the rule the config and the kernels apply), plus
+of its setting in :mod:`iotune.settings.catalogue` (the rule the config and the kernels apply), plus
 the two Lustre spellings of ``stripe_count`` above and the ``"*:k"`` form of
 ``cb_config_list``, the only placement the model knows. The HDF5 settings of the catalogue
 (``alignment``, ``alignment_threshold``, ``sieve_buf_size``, ``meta_block_size``,
@@ -37,8 +37,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from iotune.catalogue import SETTINGS, SettingValueError, settings_in_layer
 from iotune.errors import ConfigError
+from iotune.settings.catalogue import SETTINGS, SettingValueError, settings_in_layer
 from iotune.sim.pattern import Pattern
 from iotune.sim.system import SimSystem
 
@@ -91,7 +91,7 @@ def resolve_configs(
 ) -> ConfigArrays:
     """Validate ``configs`` and fill in ``system``'s defaults; raises ConfigError.
 
-    Every value is checked with the rule of its setting in :mod:`iotune.catalogue`, so a
+    Every value is checked with the rule of its setting in :mod:`iotune.settings.catalogue`, so a
     value the config or a kernel rejects is rejected here with the same words
     (``configs.stripe_size (row 3): 100000 is not a multiple of 64 KiB ...``).
     """

@@ -82,10 +82,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from iotune.settings.units import MIB
 from iotune.sim.configs import AUTOMATIC, ENABLE, ConfigArrays
 from iotune.sim.pattern import Pattern
 from iotune.sim.system import SimSystem
-from iotune.units import MIB
 
 FloatArray = npt.NDArray[np.float64]
 #: Exponent of the smooth maximum that combines the client, server and peak limits.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim.pattern import Pattern
 from iotune.sim.simulate import simulate_times
 from iotune.sim.space import paper_space

@@ -8,10 +8,10 @@ MPI-IO hints have no effect), ``mpiio`` or ``hdf5``; ``collective`` is whether t
 application issues collective write calls.
 
 ``kernel`` names the kernel whose pattern it is. Patterns come from the kernel specs
-(:mod:`iotune.kernels`), which turn a kernel's arguments into one
-(:meth:`~iotune.kernels.spec.KernelSpec.sim_pattern`), fill the fields a caller leaves
+(:mod:`iotune.kernel_specs`), which turn a kernel's arguments into one
+(:meth:`~iotune.kernel_specs.spec.KernelSpec.sim_pattern`), fill the fields a caller leaves
 unset from their :class:`PatternDefaults` and forbid those the kernel has no choice over
-(:meth:`~iotune.kernels.spec.KernelSpec.pattern`). This module imports no kernel: it
+(:meth:`~iotune.kernel_specs.spec.KernelSpec.pattern`). This module imports no kernel: it
 checks that a pattern's numbers hold together, whichever kernel they describe.
 
 Each rank's data in one call is a single contiguous range and ranks' ranges follow rank
@@ -49,7 +49,7 @@ class Pattern:
     Build one from a kernel's arguments with its spec's ``sim_pattern``, from sizes with
     its spec's ``pattern`` (which fills ``None`` fields from the kernel's
     :class:`PatternDefaults`), or with the shorthands
-    :func:`~iotune.kernels.vpic.vpic_pattern` and :func:`~iotune.kernels.ior.ior_pattern`.
+    :func:`~iotune.kernel_specs.vpic.vpic_pattern` and :func:`~iotune.kernel_specs.ior.ior_pattern`.
     ``api`` and ``collective`` must be given; ``variables`` ``None`` is one variable.
     ``nodes`` of ``None`` means ``ceil(ranks / cores_per_node)`` of the simulated system. A
     configuration column ``collective`` overrides ``collective``. ConfigError names the

@@ -78,9 +78,9 @@ from typing import Any
 
 import yaml
 
-from iotune.catalogue import SETTINGS, ByteSize, SettingValueError
 from iotune.errors import ConfigError
-from iotune.settings import normalise_value
+from iotune.settings.catalogue import SETTINGS, ByteSize, SettingValueError
+from iotune.settings.values import normalise_value
 
 CB_NODES_RULES = ("stripe_count", "nodes")
 #: Data sets a preset can be calibrated on (``calibration.target``).

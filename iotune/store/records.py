@@ -117,7 +117,7 @@ class Measurement:
     state: str | None = None
     schema_version: int = SCHEMA_VERSION
     hints_in_effect: dict[str, str] = field(default_factory=dict)
-    #: Per setting, whether it took effect (:mod:`iotune.in_effect` statuses), as the
+    #: Per setting, whether it took effect (:mod:`iotune.settings.in_effect` statuses), as the
     #: measured run recorded it in ``result.settings_effect``; {} for other runs.
     effects: dict[str, str] = field(default_factory=dict)
     #: What measured it besides its configuration (:mod:`iotune.store.source`): runs are
@@ -214,7 +214,7 @@ class Measurement:
         both were timed). Runs without a read phase have None in the read columns. Last,
         one ``in_effect.<hint>`` column per MPI-IO hint the run read back from its file
         (``MPI_File_get_info``), as text, and one ``effect.<setting>`` column per setting of
-        a measured run: whether it took effect (:mod:`iotune.in_effect`).
+        a measured run: whether it took effect (:mod:`iotune.settings.in_effect`).
         """
         row: dict[str, Any] = {key: identity_value(self.record, key)
                                for key in IDENTITY_COLUMNS}

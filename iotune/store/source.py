@@ -3,7 +3,7 @@
 Two runs are the same measurement, so that one may stand for the other (reused by a tune,
 counted as done by a training campaign, fitted on by the model), when they share
 
-- the configuration key (:func:`iotune.settings.config_key`): the kernel, its arguments
+- the configuration key (:func:`iotune.settings.values.config_key`): the kernel, its arguments
   (the access mode, which says what a run times, and a command kernel's command and
   metric among them), the scale and the settings; and
 - the source, one line of text that names the backend and what it measures with:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from iotune.settings import SETTINGS
+from iotune.settings.values import SETTINGS
 
 Configuration = dict[str, Any]
 

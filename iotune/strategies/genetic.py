@@ -2,7 +2,7 @@
 
 Individuals are candidate configurations, each setting a gene whose values are the
 setting's values among the candidates. The algorithm is iotune's one genetic algorithm
-(:func:`iotune.evolution.evolve`) with this strategy's options: the best individual goes
+(:func:`iotune.strategies.evolution.evolve`) with this strategy's options: the best individual goes
 on unchanged (elitism), parents are picked by binary tournament and mixed by uniform
 crossover into one child with probability ``crossover``, and each setting is reset to a
 random allowed value with probability ``mutation``. A child that breaks a rule of the
@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from iotune.evolution import GeneticOptions, Genome, evolve
 from iotune.strategies.base import (
     Configuration,
     SearchContext,
@@ -24,6 +23,7 @@ from iotune.strategies.base import (
     StrategyOption,
     register_strategy,
 )
+from iotune.strategies.evolution import GeneticOptions, Genome, evolve
 
 
 @register_strategy

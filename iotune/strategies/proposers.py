@@ -36,9 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from iotune.racing import ranked
 from iotune.strategies.base import Configuration, Evaluation, SearchContext
 from iotune.strategies.coverage import Axes, candidate_axes, distances_to
+from iotune.strategies.racing import ranked
 from iotune.strategies.surrogate import Forecast, bootstrap_forecast
 from iotune.strategies.transfer import (
     agreement,

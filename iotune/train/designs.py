@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import ConfigError
-from iotune.space import Limits, SearchSpace, is_valid
+from iotune.settings.space import Limits, SearchSpace, is_valid
 
 Configuration = dict[str, Any]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from iotune import __version__
 from iotune.config import Config
-from iotune.interrupt import REQUEUE_EXIT
-from iotune.slurm import render_job_script, slurm_time
+from iotune.execution.interrupt import REQUEUE_EXIT
+from iotune.execution.slurm import render_job_script, slurm_time
 from iotune.store import Store
 from iotune.train.plan import ScalePlan
 

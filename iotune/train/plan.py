@@ -14,8 +14,8 @@ from typing import Any
 from iotune.backends import Backend, RunRequest, make_backend
 from iotune.config import Config, ScaleConfig
 from iotune.errors import ConfigError
-from iotune.kernels import get_kernel
-from iotune.slurm import Allocation
+from iotune.execution.slurm import Allocation
+from iotune.kernel_specs import get_kernel
 from iotune.train.designs import design_configurations
 
 

@@ -14,7 +14,7 @@ claims a task before measuring it (:mod:`iotune.store.claims`), so every task is
 once between them, and a task whose worker died is taken over. A worker tries each task
 once: a task it recorded as ``interrupted`` is left to other workers or to the next start.
 
-A stop signal (:mod:`iotune.interrupt`) ends the campaign between two runs, or at once
+A stop signal (:mod:`iotune.execution.interrupt`) ends the campaign between two runs, or at once
 during a run, whose processes are killed and which is not recorded; the counts so far are
 on the :class:`CampaignInterrupted` raised.
 """
@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from iotune import interrupt
 from iotune.backends import Backend
 from iotune.errors import StoreError
-from iotune.settings import describe_value
+from iotune.execution import interrupt
+from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.claims import HEARTBEATS_PER_LEASE, ClaimBook, Worker
 from iotune.store.index import StoreIndex

@@ -20,11 +20,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from iotune import interrupt
 from iotune.backends import Backend, RunRequest
 from iotune.errors import ConfigError
-from iotune.in_effect import IGNORED, effects_of, likely_reason
-from iotune.settings import config_key, describe_value
+from iotune.execution import interrupt
+from iotune.settings.in_effect import IGNORED, effects_of, likely_reason
+from iotune.settings.values import config_key, describe_value
 from iotune.store.index import StoreIndex
 from iotune.store.records import Measurement, frame_of
 from iotune.strategies.base import STATISTICS, Configuration, Evaluation, SearchContext
@@ -244,7 +244,7 @@ class MeasuringContext(SearchContext):
         """One measurement, tagged with the storage state when state-aware, then recorded.
 
         A stop signal received since the last run ends the search here
-        (:class:`iotune.interrupt.Interrupted`)."""
+        (:class:`iotune.execution.interrupt.Interrupted`)."""
         interrupt.check()
         latency = None
         if self.tracker is not None:
@@ -262,7 +262,7 @@ class MeasuringContext(SearchContext):
 
     def _notice_ignored(self, settings: Mapping[str, Any], measurement: Measurement) -> None:
         """Stop varying each setting this run showed to change nothing here (its hint
-        absent from the file, striping off Lustre: :data:`iotune.in_effect.IGNORED`)."""
+        absent from the file, striping off Lustre: :data:`iotune.settings.in_effect.IGNORED`)."""
         if measurement.status != "ok" or not IGNORED.intersection(measurement.effects.values()):
             return  # the statuses come with the measurement: no record is read for them
         result = measurement.record.get("result") or {}

@@ -9,13 +9,13 @@ from functools import cached_property
 from typing import Any
 
 from iotune import __version__
-from iotune.catalogue import SettingValueError, parse_setting
-from iotune.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.model.trust import prediction_warning
-from iotune.racing import CONFIDENCE, Choice, estimate
-from iotune.settings import SETTINGS, describe_value, mpiio_hints
+from iotune.settings.catalogue import SettingValueError, parse_setting
+from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
+from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import PROVENANCE, now_iso
 from iotune.strategies.base import Evaluation
+from iotune.strategies.racing import CONFIDENCE, Choice, estimate
 
 TUNED_SCHEMA_VERSION = 1
 #: What the times of a tuned document measure, by target.
@@ -31,7 +31,7 @@ class TuneResult:
     """The outcome of a tune, ready to print or to write as the tuned YAML.
 
     ``best`` is the configuration with the best estimated time after the race (see
-    :mod:`iotune.racing`); ``choice`` says whether it is recommended or the default is.
+    :mod:`iotune.strategies.racing`); ``choice`` says whether it is recommended or the default is.
     """
 
     kernel: str
@@ -66,7 +66,7 @@ class TuneResult:
     #: credit it earned, which proposers took part, what the training scales said.
     allocation: dict[str, Any] | None = None
     #: Settings the runs showed to change nothing on this system: name -> why (the search
-    #: stopped varying them; see :mod:`iotune.in_effect`).
+    #: stopped varying them; see :mod:`iotune.settings.in_effect`).
     ignored: dict[str, str] = field(default_factory=dict)
 
     @property

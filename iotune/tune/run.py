@@ -2,7 +2,7 @@
 
 The flow (Behzad et al., section 3): measure the default configuration (what the system
 gives with no settings), let the strategy evaluate configurations at the target scale under
-the budget, race the leaders against the default (:mod:`iotune.racing`), and report the
+the budget, race the leaders against the default (:mod:`iotune.strategies.racing`), and report the
 best configuration with its speedup over the default. Every measurement is appended to the
 store (campaign ``tune``); measurements of the same configuration already in the store are
 reused unless ``fresh`` (failed ones too, unless ``retry_failed``; interrupted ones never).
@@ -17,10 +17,10 @@ from typing import Any
 from iotune.backends import Backend
 from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError
-from iotune.racing import race, race_reserve
 from iotune.store import Store
 from iotune.store.index import StoreIndex
 from iotune.strategies.base import Strategy, make_strategy, resolve_options
+from iotune.strategies.racing import race, race_reserve
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
 from iotune.tune.result import TuneResult
 from iotune.tune.target import with_target
@@ -43,9 +43,9 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     """Measure the default, search at ``cores`` ranks, race the leaders, and return the result.
 
     ``strategy_options`` are the strategy's options given on the command line (over the
-    config's, see :func:`resolve_options`). The budget (configurations evaluated plus extra runs of
-    the race) is split: a fifth is kept for the race (:func:`iotune.racing.race_reserve`),
-    the rest goes to the strategy.
+    config's, see :func:`resolve_options`). The budget (configurations evaluated plus extra
+    runs of the race) is split: a fifth is kept for the race
+    (:func:`iotune.strategies.racing.race_reserve`), the rest goes to the strategy.
     """
     if kernel != config.kernel.name:
         raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
@@ -121,7 +121,7 @@ def _bytes_moved(context: MeasuringContext) -> int | None:
     """Bytes one measurement moves in the target's time: the kernel's bytes per rank times
     the ranks, twice for ``total`` (written, then read back); None for a kernel that cannot
     know (a user's program)."""
-    from iotune.kernels import get_kernel
+    from iotune.kernel_specs import get_kernel
 
     spec = get_kernel(context.kernel)
     if not spec.knows_bytes:

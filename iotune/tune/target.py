@@ -18,7 +18,7 @@ import dataclasses
 
 from iotune.config import Config, KernelConfig
 from iotune.errors import ConfigError
-from iotune.kernels import get_kernel
+from iotune.kernel_specs import get_kernel
 from iotune.store.records import TARGETS
 
 #: The ``access`` each target needs when none is given, and the accesses that time it.

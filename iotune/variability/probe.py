@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from iotune import slurm
 from iotune.errors import ConfigError, DataError, LaunchError
+from iotune.execution import slurm
 from iotune.store import Store, now_iso
 from iotune.variability.queue import snapshot_queue
 
@@ -325,7 +325,7 @@ def probe_directory(directory: Path, store: Store, settings: ProbeSettings, *,
     when ``directory`` is not a directory, or ``osts`` is given off Lustre (OSTs cannot be
     chosen there).
     """
-    from iotune.fsinfo import filesystem_of, is_lustre
+    from iotune.execution.fsinfo import filesystem_of, is_lustre
 
     if not Path(directory).is_dir():
         raise ConfigError(f"system.scratch: {directory} is not a directory")

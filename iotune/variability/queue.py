@@ -3,7 +3,7 @@
 Wan et al. (Table II) feed the state classifier with the running jobs of the machine: their
 number, their sizes in size classes, and their ages (*new* jobs have used less than a third
 of their time limit, *middle-aged* ones less than two thirds, the rest are *old*). Here one
-snapshot is the running jobs :func:`iotune.slurm.running_jobs` reads from ``squeue`` (job
+snapshot is the running jobs :func:`iotune.execution.slurm.running_jobs` reads from ``squeue`` (job
 id, nodes, time used, time limit, partition, memory per node) and its features are
 
 ============================  ============================================================
@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from iotune.slurm import RunningJob, running_jobs
+from iotune.execution.slurm import RunningJob, running_jobs
 
 #: (feature, smallest node count) of the size classes, smallest first.
 SIZE_CLASSES = (("jobs_xs", 1), ("jobs_s", 2), ("jobs_m", 16), ("jobs_l", 128),

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from iotune.errors import ConfigError, DataError, StoreError
+from iotune.settings.units import format_bytes
 from iotune.store import Store
-from iotune.units import format_bytes
 from iotune.variability.classify import choose_backend, probe_frame, probe_records
 from iotune.variability.runs import MIN_RUNS_PER_CONFIG, RUN_CAMPAIGNS, relative_run_times
 

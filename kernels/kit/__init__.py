@@ -1,7 +1,7 @@
 """The layers every iotune kernel is built from, one module each.
 
 * :mod:`.arguments` -- the command line: a parser that prints once and errors in one
-  line, and argument types taken from the settings catalogue (:mod:`iotune.catalogue`).
+  line, and argument types taken from the settings catalogue (:mod:`iotune.settings.catalogue`).
 * :mod:`.rundir` -- the scratch and run directory, and Lustre striping on it.
 * :mod:`.mpiio` -- MPI-IO hints: flags, ``MPI.Info``, the hints in effect.
 * :mod:`.hdf5` -- HDF5 file-access settings: flags, property lists, the settings in effect.

@@ -1,6 +1,6 @@
 """The command-line layer: a parser for MPI programs, its flags made from iotune's rows.
 
-Every setting flag comes from the settings catalogue (:mod:`iotune.catalogue`) and every
+Every setting flag comes from the settings catalogue (:mod:`iotune.settings.catalogue`) and every
 kernel argument from the kernel's rows (:mod:`iotune.kernel_args`), which the driver checks
 configs with: a flag's value is parsed by the same rule, its default and help are those
 rows', and a value the config rejects is rejected here with the same words. A bad value
@@ -16,7 +16,8 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from iotune.catalogue import (
+from iotune.kernel_args import KernelParam
+from iotune.settings.catalogue import (
     SETTINGS,
     ByteSize,
     Choice,
@@ -27,7 +28,6 @@ from iotune.catalogue import (
     YesNo,
     settings_in_layer,
 )
-from iotune.kernel_args import KernelParam
 
 from .errors import EXIT_USAGE
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import SETTINGS
 from iotune.kernel_args import FSYNC, VERIFY
-from iotune.units import MIB
+from iotune.settings.catalogue import SETTINGS
+from iotune.settings.units import MIB
 
 from . import hdf5, mpiio, rundir
 from .arguments import add_param, add_setting, check_requirements, given_settings, param_value
@@ -285,7 +285,7 @@ def build_result(
         "collective": ctx.collective,
         "verify": outcome.verify,
         "mpi_library": mpi_library_version(),
-        # Open MPI's MPI-IO layer as asked for (OMPI_MCA_io); see iotune.in_effect.
+        # Open MPI's MPI-IO layer as asked for (OMPI_MCA_io); see iotune.settings.in_effect.
         "mpi_io": os.environ.get("OMPI_MCA_io"),  # noqa: SIM112 (Open MPI spells it so)
         "host": socket.gethostname(),
         "output_dir": str(ctx.run_dir),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import settings_in_layer
+from iotune.settings.catalogue import settings_in_layer
 
 from .arguments import add_layer
 from .errors import EXIT_FAILED, KernelError

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import SETTINGS, SettingValueError, mpiio_hints, parse_hint
-from iotune.in_effect import compare_hints
+from iotune.settings.catalogue import SETTINGS, SettingValueError, mpiio_hints, parse_hint
+from iotune.settings.in_effect import compare_hints
 
 from .arguments import add_layer, given_settings
 from .errors import KernelError
@@ -135,6 +135,6 @@ def file_hints(mpi_file: Any) -> dict[str, str]:
 
 def hints_not_in_effect(requested: Mapping[str, str], in_effect: Mapping[str, str]) -> dict:
     """Requested hints that the open file does not report with the requested value (as
-    :func:`iotune.in_effect.compare_hints` judges it)."""
+    :func:`iotune.settings.in_effect.compare_hints` judges it)."""
     return {key: {"requested": wanted, "in_effect": got}
             for key, (wanted, got) in compare_hints(requested, in_effect).items()}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from iotune.units import MIB
+from iotune.settings.units import MIB
 
 from . import harness, hdf5, mpiio
 from .errors import EXIT_FAILED, KernelError

@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import lfs_setstripe_args, settings_in_layer
 from iotune.errors import ConfigError
-from iotune.rundirs import write_marker
-from iotune.scratch import SCRATCH_RULE, check_scratch
+from iotune.execution.rundirs import write_marker
+from iotune.execution.scratch import SCRATCH_RULE, check_scratch
+from iotune.settings.catalogue import lfs_setstripe_args, settings_in_layer
 
 from .arguments import add_layer
 from .errors import EXIT_FAILED, KernelError
@@ -103,7 +103,7 @@ def is_lustre(fstype: str) -> bool:
 
 def usable_scratch(scratch: str) -> Path:
     """The real path of ``scratch``, or KernelError naming ``--scratch`` and the rule
-    (:func:`iotune.scratch.check_scratch`, the rule the driver applies too)."""
+    (:func:`iotune.execution.scratch.check_scratch`, the rule the driver applies too)."""
     try:
         return check_scratch(scratch, "--scratch")
     except ConfigError as exc:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from iotune.application import (
+from iotune.errors import ConfigError
+from iotune.execution.application import (
     Application,
     check_injectable,
     parse_application,
@@ -17,9 +18,8 @@ from iotune.application import (
     romio_hints_text,
     run_application,
 )
-from iotune.errors import ConfigError
-from iotune.launchers import LaunchRequest, make_launcher
-from iotune.settings import normalise_settings
+from iotune.execution.launchers import LaunchRequest, make_launcher
+from iotune.settings.values import normalise_settings
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = f"{sys.executable} {HERE / 'hints_app.py'} {{scratch}}/data.bin 1"

@@ -87,7 +87,7 @@ def test_the_config_rejects_what_a_command_cannot_take():
     with pytest.raises(ConfigError, match=r"kernel\.metric:"):
         parse_config("kernel: {command: ./app, metric: fast}\n")
     with pytest.raises(ConfigError, match="has no simulated access pattern"):
-        from iotune.kernels import get_kernel
+        from iotune.kernel_specs import get_kernel
 
         get_kernel("command").sim_pattern(4, {})
 

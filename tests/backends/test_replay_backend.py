@@ -12,7 +12,7 @@ from iotune.cli.common import with_backend
 from iotune.cli.main import cli
 from iotune.config import load_config
 from iotune.errors import ConfigError, DataError
-from iotune.files import file_sha256
+from iotune.execution.files import file_sha256
 
 
 @pytest.fixture

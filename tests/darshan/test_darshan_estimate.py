@@ -30,8 +30,8 @@ from iotune.darshan.estimate import (
 from iotune.darshan.phases import Phase, trace_phases
 from iotune.darshan.records import file_counters
 from iotune.errors import DataError
-from iotune.launchers import LaunchRequest, make_launcher
-from iotune.runner import run_command
+from iotune.execution.launchers import LaunchRequest, make_launcher
+from iotune.execution.runner import run_command
 
 KiB, MiB = 2**10, 2**20
 APP = Path(__file__).resolve().parents[2] / "benchmarks" / "programs" / "phased_app.py"

@@ -19,7 +19,7 @@ from darshan_helpers import (
 from iotune.darshan.logfile import read_log
 from iotune.darshan.records import file_counters
 from iotune.errors import DataError
-from iotune.files import file_sha256
+from iotune.execution.files import file_sha256
 
 
 def test_sample_logs_read_with_job_facts_and_counter_tables():

@@ -15,7 +15,7 @@ from iotune.darshan.search import SearchOptions, search_kernels
 from iotune.darshan.signature import FEATURE_INDEX, FEATURE_NAMES, signature
 from iotune.darshan.similarity import pairwise_similarity
 from iotune.darshan.target import signature_target
-from iotune.kernels import get_kernel
+from iotune.kernel_specs import get_kernel
 
 #: dxt.darshan's class 3: four log files a Java worker only read (8 KiB requests).
 READ_ONLY_CLASS = 3

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from iotune.backends import RunRequest
 from iotune.backends.sim import SimBackend
-from iotune.catalogue import SETTINGS, SettingValueError, parse_hint, setting_argv
 from iotune.cli.main import cli
 from iotune.config import build_config, load_config
 from iotune.errors import ConfigError
+from iotune.settings.catalogue import SETTINGS, SettingValueError, parse_hint, setting_argv
 
 REPO = Path(__file__).resolve().parents[2]
 STRIPE_RULE = "100000 is not a multiple of 64 KiB (65536 bytes), which Lustre requires"
@@ -101,7 +101,7 @@ def test_a_setting_without_the_one_it_needs(write_config):
 def test_the_catalogue_and_the_scratch_rule_load_nothing_heavy():
     code = (
         "import sys\n"
-        "import iotune.catalogue, iotune.scratch\n"
+        "import iotune.settings.catalogue, iotune.execution.scratch\n"
         "heavy = ('numpy', 'pandas', 'yaml', 'click', 'mpi4py', 'h5py')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )

@@ -6,7 +6,7 @@ import pytest
 
 from iotune.config import default_config_path, load_config, parse_config
 from iotune.errors import ConfigError
-from iotune.scratch import check_scratch
+from iotune.execution.scratch import check_scratch
 
 
 def test_valid_config_loads_with_canonical_values(write_config, tmp_path):

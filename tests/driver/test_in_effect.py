@@ -1,6 +1,6 @@
 """Requested MPI-IO hints against the ones a file reports."""
 
-from iotune.in_effect import (
+from iotune.settings.in_effect import (
     describe_not_in_effect,
     hints_not_in_effect,
     likely_reason,

@@ -3,7 +3,7 @@
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.launchers import (
+from iotune.execution.launchers import (
     LaunchRequest,
     MpiexecLauncher,
     SrunLauncher,

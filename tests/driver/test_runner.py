@@ -3,7 +3,7 @@
 import sys
 import time
 
-from iotune.runner import parse_result, run_command
+from iotune.execution.runner import parse_result, run_command
 
 PY = sys.executable
 

@@ -1,4 +1,5 @@
-"""iotune.slurm: the job environment, srun and sbatch lines, squeue output, Slurm times."""
+"""iotune.execution.slurm: the job environment, srun and sbatch lines, squeue output,
+Slurm times."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from iotune.errors import DataError
-from iotune.slurm import (
+from iotune.execution.slurm import (
     Allocation,
     current_allocation,
     job_id,

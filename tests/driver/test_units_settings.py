@@ -1,14 +1,14 @@
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.settings import (
+from iotune.settings.units import format_bytes, parse_bytes, parse_duration
+from iotune.settings.values import (
     config_key,
     mpiio_hints,
     normalise_setting,
     normalise_settings,
     setting_argv,
 )
-from iotune.units import format_bytes, parse_bytes, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from kernel_helpers import KERNELS, Run, mpiexec, run_program
 
-from iotune.rundirs import MARKER
+from iotune.execution.rundirs import MARKER
 
 pytestmark = pytest.mark.mpi
 

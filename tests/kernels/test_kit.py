@@ -17,7 +17,7 @@ from kernel_helpers import KERNELS
 from kit import arguments, harness, mpiio, rundir
 from kit.errors import KernelError
 
-from iotune.catalogue import ENABLE_WORDS, SETTINGS
+from iotune.settings.catalogue import ENABLE_WORDS, SETTINGS
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from iotune.darshan.genes import LogHints
 from iotune.darshan.records import FileCounters
 from iotune.darshan.search import decode, genes_for, rank_bytes
 from iotune.errors import ConfigError
-from iotune.kernels import (
+from iotune.kernel_specs import (
     KERNELS,
     Feature,
     KernelFeatureError,
@@ -22,7 +22,7 @@ from iotune.kernels import (
     get_kernel,
     kernels_with,
 )
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import Pattern
 
 KiB, MiB = 2**10, 2**20

@@ -17,8 +17,10 @@ HEAVY = ("numpy", "h5py", "pandas", "scipy", "sklearn", "matplotlib", "yaml", "p
 #: The iotune modules the kit needs: the settings catalogue, the kernels' arguments and the
 #: run-directory rules.
 IOTUNE_NEEDED = {
-    "iotune", "iotune.catalogue", "iotune.kernel_args", "iotune.units", "iotune.errors",
-    "iotune.rundirs", "iotune.scratch", "iotune.in_effect",
+    "iotune", "iotune.kernel_args", "iotune.errors",
+    "iotune.settings", "iotune.settings.catalogue", "iotune.settings.units",
+    "iotune.settings.in_effect",
+    "iotune.execution", "iotune.execution.rundirs", "iotune.execution.scratch",
 }  # fmt: skip
 
 

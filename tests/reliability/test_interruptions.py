@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from iotune.config import load_config
-from iotune.interrupt import REQUEUE_EXIT, ended_by_signal
+from iotune.execution.interrupt import REQUEUE_EXIT, ended_by_signal
 from iotune.store import Store
 from iotune.train import plan_campaign
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from iotune.cli.main import cli
-from iotune.rundirs import MARKER, orphans, owner, remove_orphans, write_marker
+from iotune.execution.rundirs import MARKER, orphans, owner, remove_orphans, write_marker
 
 
 def dead_owner() -> dict:

@@ -1,4 +1,4 @@
-"""``iotune.terminal``: rich on a terminal, plain text otherwise, progress lines."""
+"""``iotune.ui.terminal``: rich on a terminal, plain text otherwise, progress lines."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from iotune.terminal import is_rich, make_progress, print_pairs, print_table
+from iotune.ui.terminal import is_rich, make_progress, print_pairs, print_table
 
 ROWS = [{"cores": 512, "speedup": 11.2834, "settings": "c=64 s=4MiB a=16"},
         {"cores": 2048, "speedup": None, "settings": "default"}]

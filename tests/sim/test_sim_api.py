@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import load_system, paper_space, simulate_times
 
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.kernels import get_kernel
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs import get_kernel
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import IGNORED_HDF5_COLUMNS, Pattern, load_system, simulate_times
 from iotune.sim.configs import AUTOMATIC, DISABLE, ENABLE, ConfigArrays, resolve_configs
 

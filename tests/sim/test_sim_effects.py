@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from iotune.kernels.ior import ior_pattern
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.ior import ior_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import Pattern, model_breakdown, simulate_times
 
 MIB = 2**20

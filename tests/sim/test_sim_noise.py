@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import load_system, simulate_times
 
 PATTERN = vpic_pattern(512)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from store_helpers import reference_frame, segment_files, small_cache, varied_record
 
-from iotune.settings import config_key
+from iotune.settings.values import config_key
 from iotune.store import Store
 from iotune.store import cache as store_cache
 from iotune.store.index import read_dataframe

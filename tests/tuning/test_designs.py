@@ -1,7 +1,7 @@
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.space import Limits, SearchSpace
+from iotune.settings.space import Limits, SearchSpace
 from iotune.train.designs import design_configurations, latin_hypercube, spread, systematic
 
 SPACE = SearchSpace.from_mapping({

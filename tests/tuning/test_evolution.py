@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import iotune.evolution as evolution
-from iotune.evolution import GeneticOptions, evolve
+import iotune.strategies.evolution as evolution
 from iotune.strategies import SearchContext, make_strategy
+from iotune.strategies.evolution import GeneticOptions, evolve
 
 SIZES = [8] * 6
 

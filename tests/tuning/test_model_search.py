@@ -17,10 +17,10 @@ from iotune.cli.main import cli
 from iotune.config import build_config
 from iotune.model.from_measurements import model_columns
 from iotune.model.trust import TRUSTED_CV_ERROR, prediction_warning
-from iotune.racing import pooled_noise, ranked, shrunken_centres
 from iotune.store import Store
 from iotune.strategies.base import Evaluation
 from iotune.strategies.coverage import space_filling
+from iotune.strategies.racing import pooled_noise, ranked, shrunken_centres
 from iotune.tune import tune
 
 COUNTS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
@@ -315,7 +315,7 @@ def test_both_methods_spend_the_budget_they_are_given(tmp_path, method):
 
 
 def test_an_unconfirmed_gain_says_how_many_runs_would_confirm_it():
-    from iotune.racing import Noise, runs_to_confirm, speedup
+    from iotune.strategies.racing import Noise, runs_to_confirm, speedup
 
     noise = Noise(0.5, 200)
     # 2 (1.645 x 0.5 / log 1.6)^2 = 6.1: seven runs of each
@@ -326,7 +326,7 @@ def test_an_unconfirmed_gain_says_how_many_runs_would_confirm_it():
     best = Evaluation({"stripe_count": 4}, "b", times=[1.0])
     gain = speedup(default, best, noise)
     assert gain is not None and not gain.confident
-    from iotune.racing import _choose
+    from iotune.strategies.racing import _choose
 
     choice = _choose(default, [best], 0)
     assert choice.recommend_default

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from iotune.cli.main import cli
 from iotune.config import load_config
 from iotune.errors import ConfigError
-from iotune.space import Limits, SearchSpace
+from iotune.settings.space import Limits, SearchSpace
 from iotune.store import Store
 from iotune.train import plan_campaign
 from iotune.train.designs import design_configurations, recorded_subset

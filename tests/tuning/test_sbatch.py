@@ -37,7 +37,7 @@ def test_job_script_requeues_itself_on_the_time_limit_signal_only(write_config, 
     import subprocess
     import time
 
-    from iotune.interrupt import REQUEUE_EXIT
+    from iotune.execution.interrupt import REQUEUE_EXIT
 
     path = write_config({"train": {"repetitions": 1, "scales": [{"cores": 2}]}})
     config = load_config(path)

@@ -7,7 +7,7 @@ import pytest
 
 from iotune.backends.function import FunctionBackend
 from iotune.errors import ConfigError
-from iotune.space import Limits, SearchSpace
+from iotune.settings.space import Limits, SearchSpace
 from iotune.strategies import make_strategy
 from iotune.tune import MeasuringContext, MemorySink
 

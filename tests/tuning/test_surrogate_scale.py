@@ -10,7 +10,7 @@ import pytest
 
 import iotune.model
 from iotune.backends.function import FunctionBackend
-from iotune.space import Limits, SearchSpace
+from iotune.settings.space import Limits, SearchSpace
 from iotune.store import Store
 from iotune.store.index import StoreIndex
 from iotune.store.records import Measurement, frame_of

@@ -13,7 +13,7 @@ import pytest
 import iotune.strategies.tpe  # noqa: F401  (registers "tpe" until the built-ins import it)
 from iotune.backends.function import FunctionBackend
 from iotune.errors import ConfigError
-from iotune.space import Limits, SearchSpace
+from iotune.settings.space import Limits, SearchSpace
 from iotune.strategies import make_strategy
 from iotune.strategies.base import Configuration
 from iotune.strategies.tpe import CandidateSpace, setting_choices, startup_trials

@@ -180,9 +180,9 @@ def test_simulated_probe_session_is_recorded(tmp_path: Path) -> None:
 
 def test_probe_directory_on_lustre_probes_each_ost(tmp_path: Path, monkeypatch,
                                                    fake_program) -> None:
-    import iotune.fsinfo
+    import iotune.execution.fsinfo
 
-    monkeypatch.setattr(iotune.fsinfo, "filesystem_of", lambda path: ("lustre", "/"))
+    monkeypatch.setattr(iotune.execution.fsinfo, "filesystem_of", lambda path: ("lustre", "/"))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     store = Store(tmp_path / "s.jsonl")

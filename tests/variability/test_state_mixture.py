@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from iotune.errors import DataError
-from iotune.kernels.vpic import vpic_pattern
+from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import load_system, simulate_times
 from iotune.variability import fit_mixture, fit_state_model, simulated_probe_latencies
 from iotune.variability.simulate import expected_components

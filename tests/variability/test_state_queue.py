@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iotune.slurm import parse_squeue
+from iotune.execution.slurm import parse_squeue
 from iotune.variability.queue import FEATURES, queue_features, snapshot_queue
 from iotune.variability.simulate import _simulated_queue
 

@@ -3,7 +3,7 @@
 Tables go to stdout, progress to stderr (so stdout stays parseable). Rich styling is used
 only when the stream is a terminal, ``NO_COLOR`` is not set and the caller did not ask for
 plain output (``--no-color``); otherwise tables are the aligned text of
-:func:`iotune.output.render_table` and progress is one line per step.
+:func:`iotune.ui.output.render_table` and progress is one line per step.
 
 Progress for a command::
 
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from iotune.output import format_cell, render_table
+from iotune.ui.output import format_cell, render_table
 
 
 def is_rich(stream: IO[str] | None = None, no_color: bool = False) -> bool:

@@ -1,6 +1,6 @@
 """The kernels by name: each kernel's module registers its spec here when imported.
 
-Importing :mod:`iotune.kernels` imports every bundled kernel, so the registry is full
+Importing :mod:`iotune.kernel_specs` imports every bundled kernel, so the registry is full
 wherever a kernel is looked up by name. This module imports no kernel (and no spec at run
 time), so the specs, which name the kernels that have a feature, look kernels up here
 without an import circle.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 from iotune.errors import ConfigError
 
 if TYPE_CHECKING:
-    from iotune.kernels.spec import Feature, KernelSpec
+    from iotune.kernel_specs.spec import Feature, KernelSpec
 
 Spec = TypeVar("Spec", bound="KernelSpec")
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from iotune.kernel_args import ACCESS_MODES, APIS, IOR_PARAMS
-from iotune.kernels.registry import register_kernel
-from iotune.kernels.spec import KernelSpec
+from iotune.kernel_specs.registry import register_kernel
+from iotune.kernel_specs.spec import KernelSpec
 
 if TYPE_CHECKING:
     from iotune.darshan.genes import Gene, LogHints, Variant

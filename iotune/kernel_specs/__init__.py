@@ -4,9 +4,9 @@ Kernels are standalone MPI programs in ``kernels/`` (installed as the package
 ``iotune_kernels``). The driver never imports them: it finds their files and builds their
 command lines. Everything else iotune knows about a kernel (its bytes per rank, its
 simulated access pattern, its Darshan signature, its proxy genes) lives in its spec,
-one module each (:mod:`iotune.kernels.vpic`, :mod:`iotune.kernels.ior`), behind the
-interface of :class:`~iotune.kernels.spec.KernelSpec`; no other module switches on a
-kernel's name. Each kernel's module registers its spec in :mod:`iotune.kernels.registry`;
+one module each (:mod:`iotune.kernel_specs.vpic`, :mod:`iotune.kernel_specs.ior`), behind the
+interface of :class:`~iotune.kernel_specs.spec.KernelSpec`; no other module switches on a
+kernel's name. Each kernel's module registers its spec in :mod:`iotune.kernel_specs.registry`;
 importing this package imports them all, so the registry is full wherever a kernel is
 looked up by name.
 
@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from iotune.kernel_args import KernelParam
-from iotune.kernels import command, ior, vpic  # noqa: F401
-from iotune.kernels.registry import KERNELS, get_kernel, kernels_with
-from iotune.kernels.spec import Feature, KernelFeatureError, KernelSpec
+from iotune.kernel_specs import command, ior, vpic  # noqa: F401
+from iotune.kernel_specs.registry import KERNELS, get_kernel, kernels_with
+from iotune.kernel_specs.spec import Feature, KernelFeatureError, KernelSpec
 
 __all__ = [
     "KERNELS",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from iotune.errors import ConfigError, LaunchError
-from iotune.slurm import srun_argv
+from iotune.execution.slurm import srun_argv
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Settings as the driver sees them: catalogue values checked under a key path.
 
-The rules of every setting live in :mod:`iotune.catalogue`; this module puts the key path
+The rules of every setting live in :mod:`iotune.settings.catalogue`; this module puts the key path
 in front of a broken rule (``space.cb_nodes: 0 is not a positive integer``) and raises
 :class:`~iotune.errors.ConfigError`, so the rest of iotune sees canonical values only
 (``"4MiB"`` becomes ``4194304``). Every kernel takes each setting as
@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from iotune.catalogue import (
+from iotune.errors import ConfigError
+from iotune.settings.catalogue import (
     HINT_PREFIX,
     SETTINGS,
     Kind,
@@ -28,7 +29,6 @@ from iotune.catalogue import (
     parse_setting,
     setting_argv,
 )
-from iotune.errors import ConfigError
 
 __all__ = [
     "HINT_PREFIX",

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.catalogue import HINT_PREFIX, SETTINGS, mpiio_hints
+from iotune.settings.catalogue import HINT_PREFIX, SETTINGS, mpiio_hints
 
 IN_EFFECT, DIFFERS, ABSENT, NOT_APPLICABLE, UNVERIFIED = (
     "in_effect", "differs", "absent", "not_applicable", "unverified")

@@ -1,7 +1,7 @@
 """The command kernel: a user's own, unmodified MPI program (``kernel: {command: ...}``).
 
 Its arguments are the program's command line and how to measure it (see
-:mod:`iotune.application`, which runs it with the settings injected). It has none of the
+:mod:`iotune.execution.application`, which runs it with the settings injected). It has none of the
 optional features: iotune cannot simulate a program it has not seen, nor know the Darshan
 counters or the bytes it writes before it runs (the preload library measures the bytes).
 """
@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.application import Application, check_injectable, parse_application
-from iotune.catalogue import Choice, FreeText
+from iotune.execution.application import Application, check_injectable, parse_application
 from iotune.kernel_args import KernelParam
-from iotune.kernels.registry import register_kernel
-from iotune.kernels.spec import KernelFeatureError, KernelSpec
+from iotune.kernel_specs.registry import register_kernel
+from iotune.kernel_specs.spec import KernelFeatureError, KernelSpec
+from iotune.settings.catalogue import Choice, FreeText
 
 NAME = "command"
 

@@ -4,7 +4,7 @@ One row per setting: its name (``stripe_size``), its layer (``lustre``, ``mpiio`
 ``application``), its kind (how a value is parsed and checked, how it is written as a
 kernel argument and how it is shown), the MPI-IO hint it becomes and the ``lfs setstripe``
 option that sets it. Everything that reads or applies a setting works from these rows: the
-config and ``--set`` (through :mod:`iotune.settings`), the kernels' argument parsers
+config and ``--set`` (through :mod:`iotune.settings.values`), the kernels' argument parsers
 (``kernels/kit``), the simulated system's checks (:mod:`iotune.sim`) and ``iotune apply``.
 
 A bad value raises :class:`SettingValueError` whose message is the value and the rule
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from iotune.units import format_bytes, parse_bytes
+from iotune.settings.units import format_bytes, parse_bytes
 
 HINT_PREFIX = "hint."
 ENABLE_WORDS = ("enable", "disable", "automatic")
@@ -114,7 +114,7 @@ class Count(Kind):
 class ByteSize(Kind):
     """A byte size of at least ``minimum``, optionally a multiple of ``multiple_of``.
 
-    Accepts what :func:`iotune.units.parse_bytes` reads (``4MiB``, ``64K``, ``1000000``).
+    Accepts what :func:`iotune.settings.units.parse_bytes` reads (``4MiB``, ``64K``, ``1000000``).
     ``multiple_rule`` is the wording of the multiple rule, e.g. "64 KiB (65536 bytes),
     which Lustre requires".
     """

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from iotune.kernel_args import ACCESS_MODES, VPIC_PARAMS, param_named
-from iotune.kernels.registry import register_kernel
-from iotune.kernels.spec import KernelSpec
-from iotune.settings import normalise_value
+from iotune.kernel_specs.registry import register_kernel
+from iotune.kernel_specs.spec import KernelSpec
+from iotune.settings.values import normalise_value
 
 if TYPE_CHECKING:
     from iotune.darshan.genes import Gene, LogHints, Variant

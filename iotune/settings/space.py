@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iotune.errors import ConfigError
-from iotune.settings import normalise_setting
+from iotune.settings.values import normalise_setting
 
 
 @dataclass(frozen=True)

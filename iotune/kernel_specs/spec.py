@@ -21,7 +21,7 @@ A kernel spec owns what would otherwise be a switch on the kernel's name somewhe
 A kernel that leaves a feature out (a user's command has no Darshan signature) inherits
 methods that raise :class:`KernelFeatureError`, a one-line
 :class:`~iotune.errors.ConfigError` naming the kernel, the feature and the kernels that
-have it. Callers that offer a choice of kernels list :func:`iotune.kernels.kernels_with`.
+have it. Callers that offer a choice of kernels list :func:`iotune.kernel_specs.kernels_with`.
 
 The specs import the simulator and the Darshan model lazily, inside the feature methods:
 :mod:`iotune.config` imports this package, and must stay free of numpy and pandas.
@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.errors import ConfigError
 from iotune.kernel_args import ACCESS_PARAM, KernelParam
-from iotune.kernels.registry import KERNELS, kernels_with
-from iotune.settings import normalise_value
+from iotune.kernel_specs.registry import KERNELS, kernels_with
+from iotune.settings.values import normalise_value
 
 if TYPE_CHECKING:
-    from iotune.application import Application
     from iotune.darshan.genes import Gene, LogHints, Variant
     from iotune.darshan.records import FileCounters
+    from iotune.execution.application import Application
     from iotune.sim.pattern import Pattern, PatternDefaults
 
 
@@ -149,7 +149,7 @@ class KernelSpec(ABC):
 
     def application(self, params: Mapping[str, Any]) -> Application | None:
         """The user's program these params describe, for a kernel that runs one (see
-        :mod:`iotune.application`); None for iotune's own kernel programs."""
+        :mod:`iotune.execution.application`); None for iotune's own kernel programs."""
         return None
 
     def check_settings(self, names: Iterable[str],  # noqa: B027 (optional hook)

@@ -3,11 +3,11 @@
 A crash, a timeout, a missing program or output that is not the kernel's JSON object all
 become a :class:`RunOutcome` with ``ok = False`` and a one-line ``reason``; nothing here
 raises for a failed run, so a campaign keeps going and records the failure. A run whose
-processes were ended by a terminating signal from outside (:func:`iotune.interrupt.
+processes were ended by a terminating signal from outside (:func:`iotune.execution.interrupt.
 ended_by_signal`) is marked ``interrupted``: not the configuration's failure.
 
-When iotune itself is told to stop (:mod:`iotune.interrupt`), the run in flight is killed
-and :class:`~iotune.interrupt.Interrupted` propagates: the run is not recorded at all. If
+When iotune itself is told to stop (:mod:`iotune.execution.interrupt`), the run in flight is killed
+and :class:`~iotune.execution.interrupt.Interrupted` propagates: the run is not recorded at all. If
 the driver dies without a word (SIGKILL), the launched processes get SIGTERM from the
 kernel (``PR_SET_PDEATHSIG``), so no ranks go on writing for nobody.
 """
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iotune import interrupt
+from iotune.execution import interrupt
 
 TAIL_CHARS = 2000
 

@@ -40,7 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iotune.catalogue import (
+from iotune.errors import ConfigError
+from iotune.execution.fsinfo import filesystem_of, is_lustre
+from iotune.execution.rundirs import owner, write_marker
+from iotune.execution.runner import TAIL_CHARS, RunOutcome, run_command
+from iotune.settings.catalogue import (
     HINT_PREFIX,
     SETTINGS,
     cray_hints,
@@ -49,10 +53,6 @@ from iotune.catalogue import (
     romio_hints_text,
     settings_in_layer,
 )
-from iotune.errors import ConfigError
-from iotune.fsinfo import filesystem_of, is_lustre
-from iotune.rundirs import owner, write_marker
-from iotune.runner import TAIL_CHARS, RunOutcome, run_command
 
 METRICS = ("wall", "io_time")
 PRELOAD_MODES = ("auto", "yes", "no")
@@ -187,7 +187,7 @@ def stripe(directory: Path, settings: Mapping[str, Any], fs_type: str) -> dict[s
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(command)}: {done.stderr.strip() or done.returncode}")
-    # The layout as Lustre set it, which iotune.in_effect compares with the request.
+    # The layout as Lustre set it, which iotune.settings.in_effect compares with the request.
     shown = subprocess.run(["lfs", "getstripe", "-d", str(directory)], capture_output=True,
                            text=True, check=False, timeout=60)
     return {"applicable": True, "command": shlex.join(command),
