@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from iotune.backends import RunRequest, make_backend
+from iotune.backends import make_backend
+from iotune.backends.measure import checked_request, run_once
 from iotune.cli.common import (
     backend_options,
     command_options,
@@ -22,7 +23,6 @@ from iotune.cli.common import (
 )
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
-from iotune.kernel_specs import get_kernel
 from iotune.settings.in_effect import (
     ABSENT,
     DIFFERS,
@@ -31,8 +31,7 @@ from iotune.settings.in_effect import (
     effects_of,
     row_not_in_effect,
 )
-from iotune.settings.space import check_configuration
-from iotune.settings.values import describe_value, normalise_settings
+from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
@@ -120,30 +119,17 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     cores = cores or proxy_ranks
     if cores is None:
         raise ConfigError("--cores: missing; give the number of MPI ranks")
-    spec = get_kernel(config.kernel.name)
-    params = spec.normalise_params({**config.kernel.args, **parse_assignments(args, "--arg")},
-                                   "--arg")
-    settings = normalise_settings({**_proxy_settings(kernel_name),
-                                   **parse_assignments(sets, "--set")}, "--set")
-    spec.check_settings(settings, "--set")
-    check_configuration(settings, cores, config.system.limits, "--set")
+    request = checked_request(config, cores, {**_proxy_settings(kernel_name),
+                                              **parse_assignments(sets, "--set")},
+                              parse_assignments(args, "--arg"))
     backend = make_backend(config)
-    request = RunRequest(spec.name, cores, settings, params)
     if dry_run:
         click.echo(backend.describe(request))
         return
     remove_orphaned_runs(backend)
     store = None if no_store else Store(store_path or config.store)
-    records = []
     with interrupt.handling_signals():
-        for rep in range(reps):
-            interrupt.check()
-            progress(f"iotune: run {rep + 1}/{reps}: {spec.name} at {cores} ranks "
-                     f"({backend.name})")
-            record = backend.measure(request, rep)
-            if store is not None:
-                record = store.append({"campaign": "run", **record})
-            records.append(record)
+        records = run_once(backend, request, reps, store, say=progress)
     summaries = [summarise(r) for r in records]
     if fmt == "table":
         emit(None, fmt, text="\n\n".join(render_pairs(s) for s in summaries))
