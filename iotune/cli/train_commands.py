@@ -31,6 +31,7 @@ from iotune.execution.slurm import current_allocation, job_label
 from iotune.settings.units import parse_duration
 from iotune.store import Store
 from iotune.store.claims import LEASE_S, Worker
+from iotune.store.records import Measurement
 from iotune.train import (
     CampaignInterrupted,
     Task,
@@ -168,15 +169,15 @@ def _train_progress(bar: Progress, i: int, n: int, task: Task, record: dict[str,
         bar.advance(f"run {i}/{n}: {task.request.cores} ranks rep {task.rep + 1}: "
                     f"{describe_settings(dict(task.request.settings))}{eta_text}", steps=0)
     elif record["status"] == "ok":
-        result = record["result"]
-        times = result["times_s"]
-        if times.get("total") is None:  # a run that timed only its read
-            bar.advance(f"-> {bandwidth_text(result.get('read_bandwidth_mib_s'))}"
-                        f"read {times['read_total']:.2f} s ({record['provenance']})")
+        run = Measurement.from_record(record, keep=False)
+        times = run.times
+        if times.total is None:  # a run that timed only its read
+            bar.advance(f"-> {bandwidth_text(run.read_bandwidth_mib_s)}"
+                        f"read {times.read_total or 0.0:.2f} s ({record['provenance']})")
             return
-        read = f", read {times['read_total']:.2f} s" if "read_total" in times else ""
-        bar.advance(f"-> {bandwidth_text(result.get('bandwidth_mib_s'))}"
-                    f"{times['total']:.2f} s{read} ({record['provenance']})")
+        read = f", read {times.read_total:.2f} s" if times.read_total is not None else ""
+        bar.advance(f"-> {bandwidth_text(run.bandwidth_mib_s)}"
+                    f"{times.total:.2f} s{read} ({record['provenance']})")
     elif record["status"] == "interrupted":
         bar.advance(f"-> INTERRUPTED (measured again on resume): {record['error']}")
     else:

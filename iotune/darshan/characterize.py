@@ -47,6 +47,7 @@ import yaml
 from iotune.backends.base import RunRequest
 from iotune.darshan.phases import Phase, TracePhases
 from iotune.errors import DataError
+from iotune.store.records import Measurement
 
 if TYPE_CHECKING:
     from iotune.config import Config
@@ -173,9 +174,9 @@ def measure(runs: Sequence[PatternRun], backend: Any, repeat: int = 1,
                 progress(f"iotune: characterize {run.key} ({run.ranks} ranks, "
                          f"{run.params['block_size']} bytes per rank), run {rep + 1}/{repeat}")
             record = backend.measure(RunRequest(PROGRAM, run.ranks, {}, run.params), rep)
-            result = record.get("result") or {}
-            seconds = float((result.get("times_s") or {}).get(run.op, 0.0))
-            nbytes = int(result.get("bytes_written" if run.op == "write" else "bytes_read", 0))
+            measured = Measurement.from_record(record, keep=False)
+            seconds = (measured.times.write if run.op == "write" else measured.times.read) or 0.0
+            nbytes = (measured.bytes_written if run.op == "write" else measured.bytes_read) or 0
             moved[i] = nbytes
             if record.get("status") != "ok" or seconds <= 0 or nbytes <= 0:
                 errors[i].append(str(record.get("error") or f"no {run.op} time in the result"))

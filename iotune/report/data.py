@@ -30,11 +30,12 @@ import pandas as pd
 
 from iotune import __version__
 from iotune.errors import DataError, StoreError
+from iotune.settings.units import MIB
 from iotune.settings.values import HINT_PREFIX, SETTINGS, config_key, describe_value
 from iotune.store import PROVENANCE, Store, now_iso
 from iotune.store.cache import Part, Snapshot, open_snapshot
 from iotune.store.columns import Piece
-from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
+from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement, PhaseTimes
 from iotune.store.segments import MEASUREMENT, OTHER
 from iotune.store.source import source_of
 from iotune.store.views import all_rows, light_records, records_at, rows_frame, timed_ok_rows
@@ -50,7 +51,6 @@ SHORT_NAMES = {
     "alignment": "align", "alignment_threshold": "align_min", "sieve_buf_size": "sieve",
     "meta_block_size": "meta_block", "coll_metadata": "coll_meta", "collective": "coll",
 }
-MIB = 2**20
 #: The campaign of ``iotune probe`` rounds: state probes, not measurements of a kernel.
 PROBE_CAMPAIGN = "probe"
 
@@ -527,9 +527,13 @@ def _backend_rank(backend: str) -> int:
 
 
 def _has_time(record: Mapping[str, Any]) -> bool:
-    result = record.get("result") or {}
-    total = (result.get("times_s") or {}).get("total")
-    return isinstance(total, int | float) and total > 0
+    total = PhaseTimes.of_record(record).total
+    return total is not None and total > 0
+
+
+def _total(record: Mapping[str, Any]) -> float:
+    """The write's time of a record that :func:`_has_time`."""
+    return float(PhaseTimes.of_record(record).total or 0.0)
 
 
 def _dataset(backend: str, kernel: str, chosen: list[tuple[int, Mapping[str, Any]]],
@@ -587,7 +591,7 @@ def scale_tunes(records: Sequence[tuple[int, Mapping[str, Any]]]) -> list[ScaleT
             result = record["result"]
             entry = configs.setdefault(
                 key, ConfigResult(settings, [], int(result.get("bytes_written") or 0), order))
-            entry.times.append(float(result["times_s"]["total"]))
+            entry.times.append(_total(record))
         default_key = next((k for k, c in configs.items() if not c.settings), None)
         default = configs.pop(default_key) if default_key is not None else None
         ranked = sorted(configs.values(), key=lambda c: (c.median, c.first))
@@ -663,12 +667,12 @@ def _session(cores: int, label: str, records: Sequence[Mapping[str, Any]]) -> Se
             pending_key = key
         ok = record.get("status") == "ok" and _has_time(record)
         if ok and not settings:
-            default_times.append(float(record["result"]["times_s"]["total"]))
+            default_times.append(_total(record))
             default_size = int(record["result"].get("bytes_written") or 0)
         elif settings:
             pending_runs += 1
             if ok:
-                pending.append(float(record["result"]["times_s"]["total"]))
+                pending.append(_total(record))
                 pending_size = int(record["result"].get("bytes_written") or 0)
             if pending_runs >= repetitions:
                 settle()

@@ -62,6 +62,12 @@ class PhaseTimes:
         times = times or {}
         return cls(**{p: _number(times.get(p)) for p in PHASES})
 
+    @classmethod
+    def of_record(cls, record: Mapping[str, Any]) -> PhaseTimes:
+        """The phase times a record holds (``result.times_s``; a backend's record, a stored
+        one, or a light one of :mod:`iotune.store.views`): the one reader of that layout."""
+        return cls.from_json((record.get("result") or {}).get("times_s"))
+
     def text(self) -> str:
         """``open/write/close`` in seconds to three digits, ``?`` where unknown; a read
         phase follows as ``read open/read/close``."""

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from iotune.store.records import PhaseTimes
 from iotune.variability.mixture import MIN_SAMPLES, fit_mixture
 from iotune.variability.queue import FEATURES as QUEUE_FEATURES
 
@@ -66,13 +67,13 @@ def relative_run_times(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     for record in records:
         if record.get("campaign") not in RUN_CAMPAIGNS or record.get("status") != "ok":
             continue
-        times = (record.get("result") or {}).get("times_s") or {}
-        if times.get("total") is None:
+        total = PhaseTimes.of_record(record).total
+        if total is None:
             continue
         probe = record.get("probe") or {}
         queue = record.get("queue") or {}
         row = {"time": _unix(record.get("started_at") or record.get("recorded_at")),
-               "config_key": record.get("config_key"), "write_time": float(times["total"]),
+               "config_key": record.get("config_key"), "write_time": total,
                "latency": probe.get("latency_s"), "true_state": record.get("state")}
         row.update({name: queue.get(name) for name in QUEUE_FEATURES if queue})
         rows.append(row)
