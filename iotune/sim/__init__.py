@@ -9,8 +9,9 @@ and carry the system name; they are never measurements.
 >>> r.backend, r.system
 ('sim', 'hopper')
 
-Modules: :mod:`~iotune.sim.system` (presets and validation), :mod:`~iotune.sim.configs` (configuration columns and defaults), :mod:`~iotune.sim.lustre`
-(the model and its equations), :mod:`~iotune.sim.noise` (idle/busy log-normal mixture),
+Modules: :mod:`~iotune.sim.system` (presets and validation), :mod:`~iotune.sim.configs`
+(configuration columns and defaults), :mod:`~iotune.sim.lustre` (the model and its
+equations), :mod:`~iotune.sim.noise` (idle/busy log-normal mixture),
 :mod:`~iotune.sim.space` (the paper's search spaces), :mod:`~iotune.sim.paper` (the
 paper's Table 3 and the model's counterpart at one scale), :mod:`~iotune.sim.calibrate`
 (the fit of three Hopper constants on part of Table 3, and the out-of-sample error),
