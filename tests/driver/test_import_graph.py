@@ -9,6 +9,7 @@ module importing a package it is part of (its ``__init__`` runs first anyway).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "iotune"
@@ -187,3 +188,10 @@ def test_an_upward_import_is_named() -> None:
         "iotune.low.a imports iotune.high.b: high is above low"]
     assert upward_imports(graph, ("low", "high")) == [
         "iotune.high.b imports iotune.low.a: low is above high"]
+
+
+def test_the_readme_lists_the_layers_in_order() -> None:
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([\w.]+?)(?:/|\.py)?` \|", layout, flags=re.M)
+    assert tuple(rows) == LAYERS
