@@ -21,7 +21,7 @@ from iotune.store import now_iso
 from iotune.store.source import describe_source
 
 if TYPE_CHECKING:
-    from iotune.sim.pattern import Pattern
+    from iotune.workload.pattern import Pattern
 
 
 def sim_pattern(kernel: str, cores: int, params: Mapping[str, Any], cores_per_node: int) -> Pattern:

@@ -2,7 +2,7 @@
 
 A :class:`Candidate` is one kernel configuration; :func:`kernel_file` gives the counters a
 Darshan-instrumented run of it would record, which its kernel's spec derives
-(``KernelSpec.darshan_file``) by the rules of :mod:`iotune.darshan.modelled`, so kernel and
+(``KernelSpec.darshan_file``) by the rules of :mod:`iotune.workload.modelled`, so kernel and
 application signatures come from the same code. The model is checked against real logs of
 IOR and VPIC-IO in the tests.
 """
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.darshan.records import FileCounters
 from iotune.kernel_specs import get_kernel
+from iotune.workload.counters import FileCounters
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iotune.darshan.records import FileCounters
 from iotune.darshan.signature import signature
 from iotune.darshan.similarity import pairwise_similarity
 from iotune.errors import DataError
+from iotune.workload.counters import FileCounters
 
 DEFAULT_THRESHOLD = 0.9
 

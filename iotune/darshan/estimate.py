@@ -26,8 +26,8 @@ import yaml
 
 from iotune.darshan.characterize import CHARACTERIZATION_SCHEMA_VERSION
 from iotune.darshan.phases import DEFAULT_GAP_S, Phase, TracePhases, trace_phases
-from iotune.darshan.records import FileCounters
 from iotune.errors import DataError
+from iotune.workload.counters import FileCounters
 
 
 def read_characterization(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

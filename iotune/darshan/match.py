@@ -23,12 +23,13 @@ import numpy as np
 
 from iotune.darshan.analytic import Candidate, kernel_file
 from iotune.darshan.classes import equivalence_classes, pick_class
-from iotune.darshan.genes import LogHints
-from iotune.darshan.records import FileCounters, read_counters
+from iotune.darshan.records import read_counters
 from iotune.darshan.signature import FEATURE_INDEX, signature
 from iotune.darshan.similarity import similarities
 from iotune.darshan.target import SignatureTarget
 from iotune.kernel_specs import Feature, get_kernel, kernels_with
+from iotune.workload.counters import FileCounters
+from iotune.workload.genes import LogHints
 
 
 @dataclass(frozen=True)

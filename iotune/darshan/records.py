@@ -4,104 +4,26 @@ Darshan keeps one record per file and module (``rank`` -1 when every rank opened
 otherwise one record per rank), and one H5D record per HDF5 dataset, named
 ``file:/dataset``. :func:`file_counters` folds them into one :class:`FileCounters` per file
 name: a file's signature combines its POSIX, MPI-IO and HDF5 counters, as in the paper.
-The analytic kernel model (:mod:`iotune.darshan.modelled`) produces the same structure.
+The structure itself, :class:`~iotune.workload.counters.FileCounters`, lives below the
+kernel specs in :mod:`iotune.workload.counters`, because the analytic kernel model
+(:mod:`iotune.workload.modelled`) produces it too.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 
 from iotune.darshan.logfile import DarshanLog, read_log
+from iotune.workload.counters import Counters, FileCounters
 
 #: The Darshan modules whose records :func:`file_counters` merges.
 COUNTER_MODULES = ("POSIX", "MPI-IO", "H5F", "H5D")
 
-#: Darshan's request-size bins, as in the counter names, with their upper bounds in bytes.
-SIZE_BINS: tuple[tuple[str, float], ...] = (
-    ("0_100", 100), ("100_1K", 1024), ("1K_10K", 10 * 1024), ("10K_100K", 100 * 1024),
-    ("100K_1M", 1024**2), ("1M_4M", 4 * 1024**2), ("4M_10M", 10 * 1024**2),
-    ("10M_100M", 100 * 1024**2), ("100M_1G", 1024**3), ("1G_PLUS", float("inf")),
-)
 #: Counters describing one access pattern: taken from the record that moved the most bytes.
 _PICK_FROM_DOMINANT = ("ACCESS", "STRIDE", "ALIGNMENT", "_MODE", "RANK", "DATASPACE",
                        "DATATYPE", "CHUNK", "USE_", "MEM_ALIGNMENT")
-
-Counters = dict[str, float]
-
-
-def size_bin(length: float) -> str:
-    """The Darshan size bin (``"100K_1M"`` ...) of a request of ``length`` bytes."""
-    return next(name for name, upper in SIZE_BINS if length <= upper)
-
-
-@dataclass
-class FileCounters:
-    """The merged counters of one file.
-
-    ``ranks`` is how many ranks accessed it (``nprocs`` for a record shared by all);
-    ``posix``, ``mpiio``, ``h5f`` are the module counters summed over the file's records
-    (empty when the module has none); ``h5d`` sums the file's HDF5 datasets, ``datasets``
-    counts them.
-    """
-
-    name: str
-    ranks: int
-    nprocs: int
-    posix: Counters = field(default_factory=dict)
-    mpiio: Counters = field(default_factory=dict)
-    h5f: Counters = field(default_factory=dict)
-    h5d: Counters = field(default_factory=dict)
-    datasets: int = 0
-
-    @property
-    def shared(self) -> bool:
-        """More than one rank accessed the file."""
-        return self.ranks > 1
-
-    def layer(self) -> Counters:
-        """The lowest layer with counters (POSIX, else MPI-IO) for byte and op totals."""
-        return self.posix or self.mpiio
-
-    @property
-    def bytes_written(self) -> float:
-        c = self.layer()
-        return c.get("POSIX_BYTES_WRITTEN", c.get("MPIIO_BYTES_WRITTEN", 0.0))
-
-    @property
-    def bytes_read(self) -> float:
-        c = self.layer()
-        return c.get("POSIX_BYTES_READ", c.get("MPIIO_BYTES_READ", 0.0))
-
-    @property
-    def bytes(self) -> float:
-        return self.bytes_read + self.bytes_written
-
-    @property
-    def writes(self) -> float:
-        if self.posix:
-            return self.posix.get("POSIX_WRITES", 0.0)
-        return mpiio_ops(self.mpiio, "WRITES")
-
-    @property
-    def reads(self) -> float:
-        if self.posix:
-            return self.posix.get("POSIX_READS", 0.0)
-        return mpiio_ops(self.mpiio, "READS")
-
-    @property
-    def has_data(self) -> bool:
-        """True when the file was read or written (not only opened or stat'ed)."""
-        moved = self.reads + self.writes
-        moved += mpiio_ops(self.mpiio, "WRITES") + mpiio_ops(self.mpiio, "READS")
-        return moved + self.h5d.get("H5D_WRITES", 0.0) + self.h5d.get("H5D_READS", 0.0) > 0
-
-
-def mpiio_ops(c: Mapping[str, float], kind: str) -> float:
-    """All MPI-IO ``kind`` (``READS`` or ``WRITES``) calls: independent, collective, split, nb."""
-    return sum(c.get(f"MPIIO_{mode}_{kind}", 0.0) for mode in ("INDEP", "COLL", "SPLIT", "NB"))
 
 
 def merge_counters(rows: Iterable[Mapping[str, float]], bytes_key: str) -> Counters:

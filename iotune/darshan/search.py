@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iotune.darshan.analytic import Candidate, kernel_file
-from iotune.darshan.genes import Gene, LogHints
-from iotune.darshan.records import FileCounters
 from iotune.darshan.signature import signature
 from iotune.darshan.similarity import pairwise_similarity
 from iotune.kernel_specs import Feature, KernelSpec, get_kernel, kernels_with
 from iotune.strategies.evolution import GeneticOptions, evolve
+from iotune.workload.counters import FileCounters
+from iotune.workload.genes import Gene, LogHints
 
 #: The kernels ``iotune proxy`` searches by default: those with proxy genes.
 SEARCH_KERNELS = kernels_with(Feature.PROXY)

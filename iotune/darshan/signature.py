@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from iotune.darshan.records import SIZE_BINS, FileCounters, mpiio_ops
+from iotune.workload.counters import SIZE_BINS, FileCounters, mpiio_ops
 
 _BIN_NAMES = tuple(name for name, _ in SIZE_BINS)
 

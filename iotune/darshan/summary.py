@@ -14,8 +14,9 @@ from typing import Any
 
 from iotune.darshan.classes import DEFAULT_THRESHOLD, SignatureClass, equivalence_classes
 from iotune.darshan.logfile import DarshanLog
-from iotune.darshan.records import SIZE_BINS, FileCounters, read_counters
+from iotune.darshan.records import read_counters
 from iotune.darshan.signature import describe
+from iotune.workload.counters import SIZE_BINS, FileCounters
 
 
 def _hist(files: Sequence[FileCounters], layer: str, op: str) -> dict[str, int]:

@@ -30,9 +30,10 @@ from iotune.darshan.logfile import (
     looks_like_text_trace,
     read_log,
 )
-from iotune.darshan.records import FileCounters, file_counters
+from iotune.darshan.records import file_counters
 from iotune.errors import DataError
 from iotune.execution.files import file_sha256
+from iotune.workload.counters import FileCounters
 
 _FILE_RE = re.compile(r"^#\s*DXT,\s*file_id:\s*(\d+),\s*file_name:\s*(.*?)\s*$")
 _MODULES = {"X_POSIX": "DXT_POSIX", "X_MPIIO": "DXT_MPIIO"}

@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 from iotune.kernel_args import ACCESS_MODES, APIS, IOR_PARAMS
 from iotune.kernel_specs.registry import register_kernel
 from iotune.kernel_specs.spec import KernelSpec
+from iotune.workload.genes import COUNT_GRID, SIZE_GRID, Gene, Variant, access_arg, switch
+from iotune.workload.modelled import modelled_file, request_pattern
+from iotune.workload.pattern import PatternDefaults
 
 if TYPE_CHECKING:
-    from iotune.darshan.genes import Gene, LogHints, Variant
-    from iotune.darshan.records import FileCounters
-    from iotune.sim.pattern import Pattern, PatternDefaults
+    from iotune.workload.counters import FileCounters
+    from iotune.workload.genes import LogHints
+    from iotune.workload.pattern import Pattern
 
 #: IOR's own defaults (``-a POSIX -t 256k``), which a simulated pattern takes when unset.
 IOR_DEFAULT_API = "posix"
@@ -32,8 +35,6 @@ class IorKernel(KernelSpec):
         return int(self.arg(params, "block_size")) * int(self.arg(params, "segments"))
 
     def pattern_defaults(self) -> PatternDefaults:
-        from iotune.sim.pattern import PatternDefaults
-
         return PatternDefaults(api=IOR_DEFAULT_API, collective=self.collective_default,
                                transfer_size=IOR_DEFAULT_TRANSFER)
 
@@ -48,8 +49,6 @@ class IorKernel(KernelSpec):
     def darshan_file(self, args: Mapping[str, Any], ranks: int,
                      collective: bool) -> FileCounters:
         """One shared file, or (``file_per_process``) the file of one rank."""
-        from iotune.darshan.modelled import modelled_file, request_pattern
-
         api = str(args["api"])
         transfer = int(args["transfer_size"])
         segments = int(args["segments"])
@@ -77,8 +76,6 @@ class IorKernel(KernelSpec):
         """Every api with a file per process or a shared file; mpiio and hdf5 shared files
         also collectively. An application that reads gets variants that time a read
         (``access`` read or both)."""
-        from iotune.darshan.genes import Variant, access_arg
-
         out = []
         for api in APIS:
             for layout, fpp, collective in (("fpp", True, False), ("shared", False, False),
@@ -94,8 +91,6 @@ class IorKernel(KernelSpec):
     def proxy_genes(self, hints: LogHints) -> list[Gene]:
         """The block is ``transfer_size`` x ``transfers_per_block``, so the transfer size
         always divides it."""
-        from iotune.darshan.genes import COUNT_GRID, SIZE_GRID, Gene, switch
-
         sizes = tuple(sorted(set(SIZE_GRID) | set(hints.sizes)))
         counts = tuple(sorted(set(COUNT_GRID) | {hints.requests_per_rank}))
         return [Gene("api", APIS, False), Gene("transfer_size", sizes),
@@ -111,8 +106,6 @@ class IorKernel(KernelSpec):
 
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         """POSIX has no collective writes, so ``collective`` is off with it."""
-        from iotune.darshan.genes import access_arg
-
         transfer = int(values["transfer_size"])
         args = {"api": values["api"], "transfer_size": transfer,
                 "block_size": transfer * int(values["transfers_per_block"]),

@@ -9,7 +9,7 @@ A kernel spec owns what would otherwise be a switch on the kernel's name somewhe
 
   - :attr:`Feature.SIMULATION`: the access pattern the ``sim`` backend models
     (:meth:`~KernelSpec.pattern_defaults`, :meth:`~KernelSpec.sim_pattern`); the
-    simulated patterns (:class:`iotune.sim.pattern.Pattern`) come from here, through
+    simulated patterns (:class:`iotune.workload.pattern.Pattern`) come from here, through
     :meth:`~KernelSpec.pattern`;
   - :attr:`Feature.DARSHAN`: the counters a Darshan-instrumented run records and the
     variants ``iotune match`` compares (:meth:`~KernelSpec.darshan_file`,
@@ -41,12 +41,13 @@ from iotune.errors import ConfigError
 from iotune.kernel_args import ACCESS_PARAM, KernelParam
 from iotune.kernel_specs.registry import KERNELS, kernels_with
 from iotune.settings.values import normalise_value
+from iotune.workload.pattern import Pattern
 
 if TYPE_CHECKING:
-    from iotune.darshan.genes import Gene, LogHints, Variant
-    from iotune.darshan.records import FileCounters
     from iotune.execution.application import Application
-    from iotune.sim.pattern import Pattern, PatternDefaults
+    from iotune.workload.counters import FileCounters
+    from iotune.workload.genes import Gene, LogHints, Variant
+    from iotune.workload.pattern import PatternDefaults
 
 
 class Feature(Enum):
@@ -187,8 +188,6 @@ class KernelSpec(ABC):
         """SIMULATION: a pattern of this kernel with the fields given; those left ``None``
         take :meth:`pattern_defaults`. ConfigError for a field the kernel has no choice over
         (naming the kernels that have), or that the pattern's rules refuse."""
-        from iotune.sim.pattern import Pattern
-
         defaults = self.pattern_defaults()
         given = {"transfer_size": transfer_size, "file_per_process": file_per_process}
         for key in defaults.fixed:

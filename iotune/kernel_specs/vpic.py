@@ -15,11 +15,14 @@ from iotune.kernel_args import ACCESS_MODES, VPIC_PARAMS, param_named
 from iotune.kernel_specs.registry import register_kernel
 from iotune.kernel_specs.spec import KernelSpec
 from iotune.settings.values import normalise_value
+from iotune.workload.genes import SIZE_GRID, Gene, Variant, access_arg, switch
+from iotune.workload.modelled import modelled_file, request_pattern
+from iotune.workload.pattern import PatternDefaults
 
 if TYPE_CHECKING:
-    from iotune.darshan.genes import Gene, LogHints, Variant
-    from iotune.darshan.records import FileCounters
-    from iotune.sim.pattern import Pattern, PatternDefaults
+    from iotune.workload.counters import FileCounters
+    from iotune.workload.genes import LogHints
+    from iotune.workload.pattern import Pattern
 
 BYTES_PER_PARTICLE = 32
 DATASETS = 8
@@ -37,8 +40,6 @@ class VpicKernel(KernelSpec):
                 * int(self.arg(params, "timesteps")))
 
     def pattern_defaults(self) -> PatternDefaults:
-        from iotune.sim.pattern import PatternDefaults
-
         return PatternDefaults(api="hdf5", collective=self.collective_default,
                                variables=DATASETS,
                                fixed=("transfer_size", "file_per_process"))
@@ -51,8 +52,6 @@ class VpicKernel(KernelSpec):
     def darshan_file(self, args: Mapping[str, Any], ranks: int,
                      collective: bool) -> FileCounters:
         """One shared HDF5 file; a group and ``DATASETS`` datasets per timestep."""
-        from iotune.darshan.modelled import modelled_file, request_pattern
-
         timesteps = int(args["timesteps"])
         per_rank = DATASETS * timesteps
         size = BYTES_PER_VALUE * int(args["particles_per_rank"])
@@ -71,8 +70,6 @@ class VpicKernel(KernelSpec):
 
     def match_variants(self, size: int, requests_per_rank: int, access: str,
                        syncs: bool) -> list[Variant]:
-        from iotune.darshan.genes import Variant, access_arg
-
         args = {"particles_per_rank": max(1, size // BYTES_PER_VALUE),
                 "timesteps": max(1, round(requests_per_rank / DATASETS)),
                 "verify": False, "fsync": syncs, **access_arg(access)}
@@ -80,8 +77,6 @@ class VpicKernel(KernelSpec):
                 Variant("vpic-independent", dict(args), False)]
 
     def proxy_genes(self, hints: LogHints) -> list[Gene]:
-        from iotune.darshan.genes import SIZE_GRID, Gene, switch
-
         particles = {s // BYTES_PER_VALUE for s in (*SIZE_GRID, *hints.sizes)
                      if s >= BYTES_PER_VALUE}
         steps = {max(1, round(hints.requests_per_rank / DATASETS))}
@@ -94,8 +89,6 @@ class VpicKernel(KernelSpec):
         return {"particles_per_rank": size // BYTES_PER_VALUE, "access": hints.access}
 
     def proxy_args(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-        from iotune.darshan.genes import access_arg
-
         args = {"particles_per_rank": int(values["particles_per_rank"]),
                 "timesteps": int(values["timesteps"]),
                 "verify": values["verify"], "fsync": values["fsync"],

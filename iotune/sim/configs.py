@@ -39,8 +39,8 @@ import pandas as pd
 
 from iotune.errors import ConfigError
 from iotune.settings.catalogue import SETTINGS, SettingValueError, settings_in_layer
-from iotune.sim.pattern import Pattern
 from iotune.sim.system import SimSystem
+from iotune.workload.pattern import Pattern
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -84,8 +84,8 @@ import numpy.typing as npt
 
 from iotune.settings.units import MIB
 from iotune.sim.configs import AUTOMATIC, ENABLE, ConfigArrays
-from iotune.sim.pattern import Pattern
 from iotune.sim.system import SimSystem
+from iotune.workload.pattern import Pattern
 
 FloatArray = npt.NDArray[np.float64]
 #: Exponent of the smooth maximum that combines the client, server and peak limits.

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from iotune.kernel_specs.vpic import vpic_pattern
-from iotune.sim.pattern import Pattern
 from iotune.sim.simulate import simulate_times
 from iotune.sim.space import paper_space
 from iotune.sim.system import SimSystem
+from iotune.workload.pattern import Pattern
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ import pandas as pd
 from iotune.sim.configs import resolve_configs
 from iotune.sim.lustre import Breakdown, model_times
 from iotune.sim.noise import STATE_NAMES, check_noise_level, draw_factors
-from iotune.sim.pattern import Pattern
 from iotune.sim.system import SimSystem, load_system
+from iotune.workload.pattern import Pattern
 
 FloatArray = npt.NDArray[np.float64]
 Configs = pd.DataFrame | Mapping[str, Any] | None

@@ -4,6 +4,11 @@ exhaustive, random, genetic, tpe.
 Each built-in strategy's module registers itself when imported; importing this package
 imports them all, so the registry in :mod:`iotune.strategies.base` is full wherever a
 strategy is looked up by name.
+
+The strategies sit below the config (:mod:`iotune.config`), which checks ``tune.options``
+against their registry when it loads; they read a config's ``tune:`` section only through
+the :class:`~iotune.strategies.base.TuneOptions` protocol, and import nothing above the
+empirical model (:mod:`iotune.model`) they search with.
 """
 
 from iotune.strategies import basic, genetic, model_guided, portfolio, tpe  # noqa: F401

@@ -13,14 +13,13 @@ import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from iotune.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from iotune.config import TuneConfig
     from iotune.store.records import Measurement
 
 Configuration = dict[str, Any]
@@ -221,7 +220,18 @@ def strategy_class(name: str) -> type[Strategy]:
     return _REGISTRY[name]
 
 
-def resolve_options(tune_cfg: TuneConfig, strategy: str,
+class TuneOptions(Protocol):
+    """What :func:`resolve_options` reads of a config's ``tune:`` section: the options it
+    sets per strategy and its seed. :class:`iotune.config.TuneConfig` is one; the
+    strategies, below the config, do not import it."""
+
+    @property
+    def seed(self) -> int: ...
+
+    def options_for(self, strategy: str) -> dict[str, Any]: ...
+
+
+def resolve_options(tune_cfg: TuneOptions, strategy: str,
                      given: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The options ``strategy`` runs with, beyond its own defaults: ``tune.options`` of the
     config, ``tune.seed`` for a strategy with a ``seed`` option, then ``given`` (``--option``)

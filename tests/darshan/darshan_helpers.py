@@ -7,7 +7,8 @@ from pathlib import Path
 
 from iotune.darshan.classes import SignatureClass, equivalence_classes
 from iotune.darshan.logfile import DarshanLog, read_log
-from iotune.darshan.records import FileCounters, file_counters
+from iotune.darshan.records import file_counters
+from iotune.workload.counters import FileCounters
 
 IOR_HDF5 = "ior_hdf5_example.darshan"
 VPIC = "example.darshan"

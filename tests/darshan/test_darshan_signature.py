@@ -7,7 +7,7 @@ import pytest
 from darshan_helpers import DXT, IOR_FPP, IOR_HDF5, MACSIO, cached_classes, cached_files, cached_log
 
 from iotune.darshan.classes import equivalence_classes, pick_class
-from iotune.darshan.records import SIZE_BINS, FileCounters, file_counters, size_bin
+from iotune.darshan.records import file_counters
 from iotune.darshan.signature import (
     FEATURE_INDEX,
     FEATURE_NAMES,
@@ -24,6 +24,7 @@ from iotune.darshan.similarity import (
     similarities,
 )
 from iotune.errors import DataError
+from iotune.workload.counters import SIZE_BINS, FileCounters, size_bin
 
 
 def _value(vector: np.ndarray, name: str) -> float:

@@ -8,7 +8,6 @@ import yaml
 from darshan_helpers import DXT, sample_log
 
 from iotune.darshan.analytic import Candidate, kernel_file
-from iotune.darshan.genes import Gene, LogHints, access_of
 from iotune.darshan.match import match_document
 from iotune.darshan.proxy import find_proxy, read_proxy
 from iotune.darshan.search import SearchOptions, search_kernels
@@ -16,6 +15,7 @@ from iotune.darshan.signature import FEATURE_INDEX, FEATURE_NAMES, signature
 from iotune.darshan.similarity import pairwise_similarity
 from iotune.darshan.target import signature_target
 from iotune.kernel_specs import get_kernel
+from iotune.workload.genes import Gene, LogHints, access_of
 
 #: dxt.darshan's class 3: four log files a Java worker only read (8 KiB requests).
 READ_ONLY_CLASS = 3

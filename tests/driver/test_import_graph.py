@@ -1,4 +1,5 @@
-"""iotune's modules import one way: no import circle anywhere in the package.
+"""iotune's modules import one way: no import circle anywhere in the package, and no module
+imports from a layer above its own in :data:`LAYERS`.
 
 Every runtime import counts, those inside functions too (a lazy import that dodges a circle
 at run time is still one); imports under ``if TYPE_CHECKING:`` do not, and neither does a
@@ -8,9 +9,39 @@ module importing a package it is part of (its ``__init__`` runs first anyway).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "iotune"
+
+#: iotune's layers, top to bottom: each is a package directly under ``iotune/`` or a
+#: top-level module, and imports only from itself and the layers below it. The README's
+#: "Layout" table lists the same order.
+LAYERS = (
+    "__main__",
+    "cli",
+    "report",
+    "apply",
+    "tune",
+    "train",
+    "darshan",
+    "backends",
+    "variability",
+    "sim",
+    "config",
+    "strategies",
+    "model",
+    "kernel_specs",
+    "workload",
+    "kernel_args",
+    "store",
+    "execution",
+    "preload",
+    "settings",
+    "templates",
+    "ui",
+    "errors",
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -64,6 +95,29 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
+def layer_of(module: str) -> str | None:
+    """The layer of a dotted module name of iotune: its part right under ``iotune``, or
+    None for ``iotune`` itself (the root package, which imports no layer)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[str, ...]) -> list[str]:
+    """Each import in ``graph`` (module -> modules it imports) of a module from a layer
+    above its own in ``layers`` (top to bottom), as ``"<module> imports <module>: ..."``.
+    Modules outside ``layers`` are left to :func:`test_every_layer_is_listed_once`."""
+    rank = {name: i for i, name in enumerate(layers)}
+    found = []
+    for module in sorted(graph):
+        here = rank.get(layer_of(module) or "")
+        for target in sorted(graph[module]):
+            there = rank.get(layer_of(target) or "")
+            if here is not None and there is not None and there < here:
+                found.append(f"{module} imports {target}: {layers[there]} is above "
+                             f"{layers[here]}")
+    return found
+
+
 def find_circle(graph: dict[str, set[str]]) -> list[str] | None:
     """One import circle as ``[a, b, ..., a]``, or None when the graph has none."""
     state: dict[str, int] = {}  # 1: on the current path, 2: finished
@@ -113,3 +167,31 @@ def test_imports_inside_functions_count_and_type_checking_ones_do_not(tmp_path: 
     names = _imported_names("iotune.pkg.mod", source)
     assert {"iotune.pkg.sibling", "iotune.lazy.thing"} <= names
     assert not any(name.startswith("iotune.hidden") for name in names)
+
+
+def test_every_layer_is_listed_once() -> None:
+    present = {layer_of(module) for module in _modules()} - {None}
+    assert len(set(LAYERS)) == len(LAYERS), "a layer is listed twice"
+    assert not present - set(LAYERS), f"not in LAYERS: {sorted(present - set(LAYERS))}"
+    assert not set(LAYERS) - present, f"no such package: {sorted(set(LAYERS) - present)}"
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    upward = upward_imports(import_graph(), LAYERS)
+    assert not upward, "imports from a layer above:\n" + "\n".join(upward)
+
+
+def test_an_upward_import_is_named() -> None:
+    graph = {"iotune.low.a": {"iotune.high.b", "iotune.low.c"}, "iotune.low.c": set(),
+             "iotune.high.b": {"iotune.low.a"}, "iotune": {"iotune.high"}}
+    assert upward_imports(graph, ("high", "low")) == [
+        "iotune.low.a imports iotune.high.b: high is above low"]
+    assert upward_imports(graph, ("low", "high")) == [
+        "iotune.high.b imports iotune.low.a: low is above high"]
+
+
+def test_the_readme_lists_the_layers_in_order() -> None:
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([\w.]+?)(?:/|\.py)?` \|", layout, flags=re.M)
+    assert tuple(rows) == LAYERS

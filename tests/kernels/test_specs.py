@@ -10,8 +10,6 @@ import pytest
 
 from iotune.backends.sim import sim_pattern
 from iotune.darshan.analytic import Candidate, kernel_file
-from iotune.darshan.genes import LogHints
-from iotune.darshan.records import FileCounters
 from iotune.darshan.search import decode, genes_for, rank_bytes
 from iotune.errors import ConfigError
 from iotune.kernel_specs import (
@@ -24,6 +22,8 @@ from iotune.kernel_specs import (
 )
 from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import Pattern
+from iotune.workload.counters import FileCounters
+from iotune.workload.genes import LogHints
 
 KiB, MiB = 2**10, 2**20
 IOR_ARGS = [

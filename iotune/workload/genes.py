@@ -2,11 +2,10 @@
 searches and the value grids they are built on, the hints a log gives them, and the
 variants ``iotune match`` compares.
 
-A leaf of the Darshan model: it imports no kernel (and nothing heavier than the standard
-library), so the kernel specs (:mod:`iotune.kernel_specs`) build on it and
-:mod:`iotune.kernel_specs` -> :mod:`iotune.darshan` runs one way. The search
-(:mod:`iotune.darshan.search`) and the match (:mod:`iotune.darshan.match`) use what the
-specs build from it.
+It imports no kernel (and nothing heavier than the standard library), so the kernel specs
+(:mod:`iotune.kernel_specs`) build on it. The search (:mod:`iotune.darshan.search`) and
+the match (:mod:`iotune.darshan.match`), above the specs, use what the specs build from
+it.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from iotune.darshan.records import FileCounters
+    from iotune.workload.counters import FileCounters
 
 #: The value grids kernel specs build their genes on.
 SIZE_GRID = tuple(2**k for k in range(6, 31))          # 64 B .. 1 GiB

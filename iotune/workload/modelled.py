@@ -5,7 +5,7 @@ fully determined by its arguments. This module writes down, in closed form, the 
 Darshan-instrumented run would record for the file a kernel writes, following Darshan's
 own rules (request-size bins; a request is *sequential* when its offset is past the last
 byte the rank accessed, *consecutive* when it starts right after it; the first offset is
-compared with 0). The result is a :class:`~iotune.darshan.records.FileCounters`, so kernel
+compared with 0). The result is a :class:`~iotune.workload.counters.FileCounters`, so kernel
 and application signatures come from the same code.
 
 Each kernel's spec (:mod:`iotune.kernel_specs`) describes its requests with
@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from iotune.darshan.records import FileCounters, size_bin
+from iotune.workload.counters import FileCounters, size_bin
 
 _SMALL_META, _MEDIUM_META = 64, 400
 
