@@ -1,6 +1,6 @@
 """What does the preload library cost an MPI-IO program that it applies no settings to?
 
-Compiles the MPI-IO test program (tests/app/programs/mpiio_write.c: each rank writes its
+Compiles the MPI-IO test program (tests/application/programs/mpiio_write.c: each rank writes its
 own region of one shared file with ``MPI_File_write_at_all``, ``--chunk-kib`` at a time,
 and reports its I/O time, open + writes + close of the slowest rank) and runs it at
 ``--ranks`` ranks, ``--reps`` times with the library preloaded and ``--reps`` times
@@ -46,7 +46,8 @@ from pathlib import Path
 
 from iotune.preload import OUT_ENV, SETTINGS_ENV, build_library
 
-PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "app" / "programs" / "mpiio_write.c"
+PROGRAM = (Path(__file__).resolve().parent.parent / "tests" / "application" / "programs"
+           / "mpiio_write.c")
 TIMEOUT_S = 600
 MICRO_SOURCE = r"""
 #include <mpi.h>

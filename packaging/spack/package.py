@@ -7,7 +7,7 @@
 #
 # mpi4py and h5py are built against the MPI and parallel HDF5 that Spack chooses (or
 # that a site's packages.yaml declares as externals, e.g. Cray MPICH), which is what
-# iotune's kernels need. tests/driver/test_spack_recipe.py checks that this file names
+# iotune's kernels need. tests/packaging/test_spack_recipe.py checks that this file names
 # the same dependencies, at the same minimum versions, as pyproject.toml.
 
 from spack.package import *

@@ -1,5 +1,5 @@
 """A user's unmodified program as a command kernel: settings injected, metric read, failures
-recorded (the preload library's own tests are in tests/app/)."""
+recorded (the preload library's own tests are in test_preload.py)."""
 
 from __future__ import annotations
 

@@ -57,7 +57,8 @@ def test_plan_copies_the_phase_pattern_within_the_caps():
     assert small.params["block_size"] == 10 * 4 * KiB
     assert read.op == "read" and read.params["op"] == "read"  # reads are measured reading
     assert not any(r.params["direct"] for r in runs)
-    assert all(r.params["direct"] for r in plan(phases, "posix", direct=True))
+    direct = plan(phases, "posix", direct=True)
+    assert direct and all(r.params["direct"] for r in direct)
     with pytest.raises(DataError, match="max ranks 0: must be a positive integer"):
         plan(phases, "posix", max_ranks=0)
     with pytest.raises(DataError, match="direct I/O with api mpiio: O_DIRECT needs the posix"):

@@ -116,7 +116,7 @@ def test_a_read_only_log_gets_a_read_proxy_more_similar_than_a_write_proxy(monke
 def test_match_times_a_read_for_a_read_only_log() -> None:
     target = signature_target(sample_log(DXT), class_index=READ_ONLY_CLASS)
     ranking = match_document(target)["ranking"]
-    assert all(row["args"]["access"] == "read" for row in ranking)
+    assert ranking and all(row["args"]["access"] == "read" for row in ranking)
     top = ranking[0]
     reference = kernel_file(Candidate("ior", top["args"], bool(top["collective"]), 1))
     assert pairwise_similarity(target.chosen.vector, signature(reference)) == \

@@ -77,7 +77,7 @@ def test_eq5_is_recovered_from_noise_free_data() -> None:
     assert set(found) == set(EQ5_EXPONENTS)
     for exponents, coefficient in zip(EQ5_EXPONENTS, EQ5_COEFFICIENTS, strict=True):
         assert np.isclose(found[exponents], coefficient, rtol=1e-8), exponents
-    assert all(not step.by_completion for step in model.steps)
+    assert model.steps and all(not step.by_completion for step in model.steps)
     assert model.formula() == ("m = -20.65 + 0.11 f + 4.5 a/s + 4.17 f/a + 27.13 a/c "
                                "+ 0.01 cf/a + 0.0038 cs/a")
 

@@ -37,6 +37,7 @@ def test_threshold_keeps_only_terms_that_gain_min_gain(min_gain: float) -> None:
     k = len(model.terms)
     assert 3 <= k < 12
     assert model.stats is not None and model.stats.stop_reason.startswith("negligible gain")
+    assert model.steps  # else the pairs below are none and every check passes
     errors = [float(len(df))] + [step.relative_error for step in model.steps]
     assert all((before - after) / before >= min_gain
                for before, after in itertools.pairwise(errors))
@@ -59,7 +60,7 @@ def test_cv_stops_when_the_cross_validated_error_no_longer_falls() -> None:
     assert 3 <= k < 12
     assert model.stats is not None
     assert model.stats.stop_reason.startswith("cross-validated error stopped falling")
-    assert all(step.cv_error is not None for step in model.steps)
+    assert model.steps and all(step.cv_error is not None for step in model.steps)
     cv = [float(len(df))] + [float(step.cv_error or 0) for step in model.steps]
     assert all((b - a) / b >= 0.01 for b, a in itertools.pairwise(cv))
     assert model.cv_error == pytest.approx(cv[-1], rel=1e-9)

@@ -137,7 +137,7 @@ def test_sigterm_stops_train_at_once_records_nothing_false_and_a_rerun_completes
     records = Store(tmp_path / "store.jsonl").records()
     assert [(r["config_key"], r["rep"]) for r in records].__len__() == len(planned(config))
     assert {(r["config_key"], r["rep"]) for r in records} == planned(config)
-    assert all(r["status"] == "ok" for r in records)
+    assert records and all(r["status"] == "ok" for r in records)
 
 
 @pytest.mark.mpi

@@ -66,7 +66,7 @@ def check_each_run_once(config: Path) -> list[dict]:
     records = Store(config.parent / "store.jsonl").records()
     counts = Counter((r["config_key"], r["rep"]) for r in records)
     assert set(counts) == planned and set(counts.values()) == {1}, counts
-    assert all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    assert records and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
     return records
 
 

@@ -199,7 +199,7 @@ def test_a_file_that_is_not_a_darshan_log(tmp_path):
 
 
 def test_the_templates_engine_is_a_dependency():
-    # That the templates reach the wheel is tests/driver/test_installed_package.py's.
+    # That the templates reach the wheel is tests/packaging/test_installed_package.py's.
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert "jinja2>=3.1" in config["project"]["dependencies"]
 

@@ -84,7 +84,7 @@ def test_a_job_array_measures_each_run_once_though_one_task_is_cancelled(slurm, 
     records = Store(tmp_path / "store.jsonl").records()
     counts = Counter((r["config_key"], r["rep"]) for r in records)
     assert set(counts) == planned and set(counts.values()) == {1}, (counts, logs)
-    assert all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    assert records and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
     assert all(r["command"][:3] == ["srun", "-n", "1"] for r in records)
     report = status(config, env)
     assert report["complete"] and report["done"] == report["runs"] == len(planned)

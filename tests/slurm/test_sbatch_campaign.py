@@ -47,6 +47,6 @@ def test_emitted_job_script_runs_the_campaign(slurm, write_config, tmp_path):
     planned = {t.ident for p in plan_campaign(load_config(config_path)) for t in p.tasks}
     records = Store(tmp_path / "store.jsonl").records()
     assert {(r["config_key"], r["rep"]) for r in records} == planned
-    assert all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
+    assert records and all(r["status"] == "ok" for r in records), [r.get("error") for r in records]
     assert all(r["command"][:3] == ["srun", "-n", "2"] for r in records)
     assert "inside a Slurm allocation: launching with srun" in log

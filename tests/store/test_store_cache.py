@@ -87,8 +87,9 @@ def test_a_truncated_journal_drops_what_the_cache_held_beyond_it(tmp_path):
     fill(tmp_path / "s.jsonl", 200, seed=3)  # and grown again past the old segments
     assert_reads_like_the_journal(store)
     end = store.path.stat().st_size
-    assert all(int(name.split("-")[2].split(".")[0], 16) <= end
-               for name in segment_files(store.path))
+    segments = segment_files(store.path)
+    assert segments and all(int(name.split("-")[2].split(".")[0], 16) <= end
+                            for name in segments)
 
 
 def test_a_replaced_journal_is_read_afresh(tmp_path):

@@ -65,7 +65,8 @@ def test_tracker_is_unknown_until_enough_probes_then_labels() -> None:
     later = tags[60:]
     agreement = np.mean([t.state == s for t, s in zip(later, states[60:], strict=True)])
     assert agreement > 0.85
-    assert all(0 <= t.posterior_busy <= 1 for t in later if t.posterior_busy is not None)
+    posteriors = [t.posterior_busy for t in later if t.posterior_busy is not None]
+    assert posteriors and all(0 <= p <= 1 for p in posteriors)
     assert tags[100].as_record(2**20)["state"] == tags[100].state
 
 
