@@ -53,6 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from iotune.backends import backend_class
 from iotune.config import Config, load_config
 from iotune.kernel_args import APIS
 from iotune.settings.units import MIB
@@ -168,8 +169,7 @@ class RecordMaker:
                   "config_key": config_key(kernel, cores, settings, params), "kernel": kernel,
                   "cores": cores, "settings": settings, "params": params,
                   "rep": rng.choice((0, 0, 0, 1, 2)), "backend": backend,
-                  "provenance": {"sim": "simulated", "mpi": "measured",
-                                 "replay": "replayed"}[backend],
+                  "provenance": backend_class(backend).provenance,
                   "system": "hopper", "nodes": -(-cores // 24), "error": None,
                   "finished_at": self.clock.isoformat(timespec="seconds")}
         bandwidth = rng.lognormvariate(7.5, 0.9)
