@@ -266,7 +266,8 @@ def training_records(config: Config, n: int, seed: int = 20) -> Iterator[dict[st
                "recorded_at": stamp, "started_at": stamp, "finished_at": stamp,
                "campaign": "train", "config_key": key, "kernel": kernel, "cores": cores,
                "settings": settings, "params": params, "rep": reps[key], "backend": "sim",
-               "provenance": "simulated", "system": system.name, "host": "login03",
+               "provenance": backend_class("sim").provenance, "system": system.name,
+               "host": "login03",
                "nodes": -(-cores // system.cores_per_node), "fs_type": "lustre (simulated)",
                "status": "ok", "error": None, "state": state, "result": {
                    "simulated": True, "sim_system": system.name,
