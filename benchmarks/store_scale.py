@@ -53,6 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from iotune.backends import backend_class
 from iotune.config import Config, load_config
 from iotune.kernel_args import APIS
 from iotune.settings.units import MIB
@@ -168,8 +169,7 @@ class RecordMaker:
                   "config_key": config_key(kernel, cores, settings, params), "kernel": kernel,
                   "cores": cores, "settings": settings, "params": params,
                   "rep": rng.choice((0, 0, 0, 1, 2)), "backend": backend,
-                  "provenance": {"sim": "simulated", "mpi": "measured",
-                                 "replay": "replayed"}[backend],
+                  "provenance": backend_class(backend).provenance,
                   "system": "hopper", "nodes": -(-cores // 24), "error": None,
                   "finished_at": self.clock.isoformat(timespec="seconds")}
         bandwidth = rng.lognormvariate(7.5, 0.9)
@@ -266,7 +266,8 @@ def training_records(config: Config, n: int, seed: int = 20) -> Iterator[dict[st
                "recorded_at": stamp, "started_at": stamp, "finished_at": stamp,
                "campaign": "train", "config_key": key, "kernel": kernel, "cores": cores,
                "settings": settings, "params": params, "rep": reps[key], "backend": "sim",
-               "provenance": "simulated", "system": system.name, "host": "login03",
+               "provenance": backend_class("sim").provenance, "system": system.name,
+               "host": "login03",
                "nodes": -(-cores // system.cores_per_node), "fs_type": "lustre (simulated)",
                "status": "ok", "error": None, "state": state, "result": {
                    "simulated": True, "sim_system": system.name,

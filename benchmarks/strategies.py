@@ -146,14 +146,25 @@ class Landscape:
 
 
 class LandscapeBackend(Backend):
-    """A backend that answers from a :class:`Landscape` (its cached records)."""
+    """A backend that answers from a :class:`Landscape` (its cached records); made by
+    :func:`landscape_backend`, which gives it the facts of the backend that recorded them."""
 
     def __init__(self, landscape: Landscape) -> None:
         self.landscape = landscape
-        self.name = landscape.backend.name
 
     def measure(self, request: RunRequest, rep: int = 0) -> dict[str, Any]:
         return self.landscape.measure(request)
+
+
+def landscape_backend(landscape: Landscape) -> Backend:
+    """A :class:`LandscapeBackend` over ``landscape`` that states the facts of the backend
+    that recorded it (its class attributes: name, provenance, ...), so a tune over it
+    treats it as that backend (training rows are those of the same backend)."""
+    recorded = type(landscape.backend)
+    facts = {name: getattr(recorded, name) for name, kind in Backend.__annotations__.items()
+             if str(kind).startswith("ClassVar")}
+    made = type(f"Landscape{recorded.__name__}", (LandscapeBackend,), facts)
+    return made(landscape)
 
 
 #: The strategies that fit on the landscape's training data (the others ignore it).
@@ -164,7 +175,7 @@ def landscape_context(landscape: Landscape, budget: int | None) -> MeasuringCont
     """The search context of ``tune`` over a landscape: one repetition per configuration
     (as in the paper's tuning runs), statistic median, measurements kept in memory beside
     the landscape's training data."""
-    return MeasuringContext(backend=LandscapeBackend(landscape),
+    return MeasuringContext(backend=landscape_backend(landscape),
                             sink=MemorySink(landscape.training), kernel=landscape.kernel,
                             cores=landscape.cores, params=landscape.params,
                             candidates=landscape.candidates, budget=budget)

@@ -8,12 +8,21 @@ Every record a backend produces says which backend made it (``backend``) and in 
 (``provenance``: measured, simulated or replayed), so simulated numbers are never shown as
 measured.
 
-Each built-in backend's module registers itself when imported; importing this package
+Each built-in backend's module registers its class when imported; importing this package
 imports them all, so the registry in :mod:`iotune.backends.base` is full wherever a backend
-is made by name.
+is made or looked up by name. They are imported in the order they are offered
+(``--backend``) and reported in: real runs first.
 """
 
-from iotune.backends import mpi, replay, sim  # noqa: F401
-from iotune.backends.base import Backend, RunRequest, known_backends, make_backend
+from iotune.backends import mpi, sim, replay  # noqa: F401, I001
+from iotune.backends.base import (
+    Backend,
+    RunRequest,
+    backend_class,
+    known_backends,
+    make_backend,
+    provenance_of,
+)
 
-__all__ = ["Backend", "RunRequest", "known_backends", "make_backend"]
+__all__ = ["Backend", "RunRequest", "backend_class", "known_backends", "make_backend",
+           "provenance_of"]

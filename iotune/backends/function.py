@@ -1,8 +1,10 @@
 """A backend that answers from a Python function: synthetic landscapes for tests and studies.
 
 ``FunctionBackend(time_of)`` measures a configuration as ``time_of(settings, cores)``
-seconds (None: the run failed), with the records every backend writes. Its numbers are
-labelled simulated (``backend: sim``, ``system: synthetic``): nothing runs.
+seconds (None: the run failed), with the records every backend writes. Nothing runs, so
+its records are labelled as the ``sim`` backend's (:class:`~iotune.backends.sim.SimBackend`:
+its name, provenance and label; ``system: synthetic``); it takes no probes, times no reads
+and reads nothing back.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from iotune.backends.base import Backend, RunRequest
+from iotune.backends.sim import SimBackend
 from iotune.store import now_iso
 from iotune.store.source import describe_source
 
@@ -20,7 +23,10 @@ TimeFunction = Callable[[Mapping[str, Any], int], "float | None"]
 class FunctionBackend(Backend):
     """Times from ``time_of(settings, cores)``; ``bytes_per_run`` sets the bandwidth."""
 
-    name = "sim"
+    name = SimBackend.name
+    provenance = SimBackend.provenance
+    label = SimBackend.label
+    models = SimBackend.models
 
     def __init__(self, time_of: TimeFunction, *, bytes_per_run: int = 2**30,
                  system: str = "synthetic") -> None:

@@ -31,10 +31,17 @@ _LIBRARY_PROBE = ("import mpi4py; mpi4py.rc.initialize = False; from mpi4py impo
                   "print(MPI.Get_library_version())")
 
 
+@register_backend
 class MpiBackend(Backend):
     """Real measurements: ``launcher argv + python kernel.py args + setting flags``."""
 
     name = "mpi"
+    provenance = "measured"
+    label = "measured"
+    models = "real runs"
+    probes = True
+    times_reads = True
+    reads_back = True
 
     def __init__(self, config: Config, launcher: Launcher | None = None) -> None:
         self.config = config
@@ -167,8 +174,3 @@ def preload_for(app: Application) -> Path | None:
         return build_library()
     path = library_path()
     return path if path.is_file() else None
-
-
-@register_backend("mpi")
-def _make(config: Config) -> Backend:
-    return MpiBackend(config)

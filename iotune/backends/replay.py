@@ -51,10 +51,14 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+@register_backend
 class ReplayBackend(Backend):
     """Recorded times keyed by configuration (:func:`iotune.settings.values.config_key`)."""
 
     name = "replay"
+    provenance = "replayed"
+    label = "REPLAYED"
+    models = "recorded measurements"
 
     def __init__(self, config: Config) -> None:
         import pandas as pd
@@ -183,8 +187,3 @@ def replay_index(recorded: int, seed: int, key: str, rep: int) -> int:
     in nine, and the race would read that as no noise at all)."""
     order = np.random.default_rng([seed, int(key, 16) % 2**63]).permutation(recorded)
     return int(order[rep % recorded])
-
-
-@register_backend("replay")
-def _make(config: Config) -> Backend:
-    return ReplayBackend(config)

@@ -31,10 +31,16 @@ def sim_pattern(kernel: str, cores: int, params: Mapping[str, Any], cores_per_no
     return get_kernel(kernel).sim_pattern(cores, params, nodes)
 
 
+@register_backend
 class SimBackend(Backend):
     """Simulated measurements on a system preset (``backend.system``, e.g. ``hopper``)."""
 
     name = "sim"
+    provenance = "simulated"
+    label = "SIMULATED"
+    models = "the simulated Lustre system"
+    probes = True
+    simulates = True
 
     def __init__(self, config: Config, system: str | None = None, noise: float | None = None,
                  seed: int | None = None) -> None:
@@ -102,8 +108,3 @@ class SimBackend(Backend):
             )
             records.append(record)
         return records
-
-
-@register_backend("sim")
-def _make(config: Config) -> Backend:
-    return SimBackend(config)

@@ -1,8 +1,10 @@
-"""Pieces shared by the commands: config lookup, ``--set`` parsing, output options."""
+"""Pieces shared by the commands: option decorators and the parsing of their values
+(config lookup, ``--set``, ``--backend``, ``--kernel``, ``--command``). What a config
+becomes when the user leaves parts of it open is the config layer's
+(:mod:`iotune.defaults`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -11,13 +13,12 @@ from typing import Any, TypeVar
 import click
 import yaml
 
-from iotune.config import Config, build_config, default_config_path, load_config
+from iotune.backends import backend_class, known_backends
+from iotune.config import BackendConfig, Config, default_config_path, load_config
+from iotune.defaults import builtin_config, defaults_for_backend, with_proxy
 from iotune.errors import ConfigError
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
-from iotune.kernel_specs import get_kernel
-from iotune.settings.space import SearchSpace
-from iotune.settings.units import format_bytes
 from iotune.ui.output import FORMATS, progress
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,23 +52,28 @@ def backend_options(func: F) -> F:
                              "backend.noise, 1).")(func)
     func = click.option("--system", "sim_system",
                         help="sim: system preset (hopper, perlmutter) or a preset YAML file.")(func)
-    return click.option("--backend", "backend_name", type=click.Choice(["mpi", "sim", "replay"]),
-                        help="mpi: real runs; sim: the simulated Lustre system; replay: "
-                             "recorded measurements. Default: the config's (mpi).")(func)
+    models = "; ".join(f"{name}: {backend_class(name).models}" for name in known_backends())
+    return click.option("--backend", "backend_name", type=click.Choice(known_backends()),
+                        help=f"{models}. Default: the config's ({BackendConfig.name}).")(func)
 
 
 def with_backend(config: Config, backend: str | None, sim_system: str | None,
                  noise: float | None, replay_data: Path | None = None,
                  cores: int | None = None) -> Config:
     """``config`` with the backend options of the command line applied
-    (:meth:`Config.with_overrides`), then completed by :func:`defaults_for_backend`
-    (``cores``: the target scale, when the command has one).
+    (:meth:`Config.with_overrides`), then completed by
+    :func:`~iotune.defaults.defaults_for_backend` (``cores``: the target scale, when the
+    command has one).
 
-    A config without a path (the built-in one of :func:`resolve_config`) counts as no
-    config file; one loaded from a file is never replaced, at most its empty space filled.
+    The backend named (``--backend``, else the config's ``backend.name``) must be one
+    registered (:func:`iotune.backends.backend_class`); ConfigError naming the option or
+    the key otherwise. A config without a path (the built-in one of
+    :func:`resolve_config`) counts as no config file; one loaded from a file is never
+    replaced, at most its empty space filled.
     """
     config = config.with_overrides(backend=backend or None, sim_system=sim_system or None,
                                    noise=noise, replay_data=replay_data)
+    backend_class(config.backend.name, "--backend" if backend else "backend.name")
     return defaults_for_backend(config, explicit_config=config.path is not None, cores=cores)
 
 
@@ -127,12 +133,12 @@ def with_command(config: Config, command: str | None, metric: str | None) -> Con
 def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]:
     """``config`` for the kernel named by ``--kernel``: a kernel name (its default arguments
     unless it is the config's kernel) or a proxy file from ``iotune proxy``, whose arguments
-    replace the config's and whose pinned settings replace those of the space.
+    replace the config's and whose pinned settings replace those of the space
+    (:func:`iotune.defaults.with_proxy`).
 
     Warns (stderr) when the proxy is below its similarity threshold. Returns the config and
     the proxy's rank count (None when not a proxy).
     """
-    from iotune.config import KernelConfig
     from iotune.darshan import is_proxy_path, read_proxy
 
     if kernel is None:
@@ -142,18 +148,14 @@ def with_kernel(config: Config, kernel: str | None) -> tuple[Config, int | None]
     proxy = read_proxy(kernel)
     if proxy.warning():
         progress(f"iotune: warning: {kernel}: {proxy.warning()}")
-    pinned = dict(proxy.settings)
-    values = [(n, (pinned.pop(n),) if n in pinned else vals) for n, vals in config.space.values]
-    values += [(n, (v,)) for n, v in pinned.items()]
-    replaced = config.with_overrides(kernel=KernelConfig(proxy.kernel, tuple(proxy.args.items())),
-                                     space=SearchSpace(tuple(values)))
-    return replaced, proxy.ranks
+    return with_proxy(config, proxy), proxy.ranks
 
 
 def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     """Load ``-c`` or the default config; built-in local defaults when none exists.
 
-    A config built from the defaults has ``path`` None (see :func:`builtin_config`).
+    A config built from the defaults has ``path`` None (see
+    :func:`iotune.defaults.builtin_config`).
     """
     path = config_path or default_config_path()
     if path is not None:
@@ -164,106 +166,6 @@ def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     progress("iotune: no config found (./iotune.yaml, $IOTUNE_CONFIG); using built-in local "
              f"defaults (scratch {tempfile.gettempdir()})")
     return builtin_config()
-
-
-def builtin_config(cwd: Path | None = None) -> Config:
-    """The config used when there is none: the ``iotune init`` template for this machine.
-
-    The template (:func:`iotune.templates.starter_config`) with scratch in the temporary
-    directory, ``cores_per_node`` left to its default (the CPUs of this machine), and
-    ``cb_config_list: "*:k"`` (k = ``aggregators_per_node``) so that ROMIO, which puts one
-    aggregator per host unless told otherwise, honours the ``cb_nodes`` values of the space.
-    The store is ``iotune-store.jsonl`` in ``cwd`` (default: the working directory).
-    """
-    from iotune.templates import starter_config
-
-    raw = yaml.safe_load(starter_config())
-    system = raw["system"]
-    system["scratch"] = tempfile.gettempdir()
-    system.pop("cores_per_node", None)
-    per_node = system.get("aggregators_per_node")
-    if per_node and "cb_config_list" not in raw["space"]:
-        raw["space"] = {"cb_config_list": [f"*:{per_node}"], **raw["space"]}
-    return build_config(raw, cwd or Path.cwd())
-
-
-def defaults_for_backend(config: Config, explicit_config: bool,
-                         cores: int | None = None) -> Config:
-    """``config`` completed for its backend when the user did not say what to search.
-
-    Only the ``sim`` backend has defaults of its own: the paper's VPIC-IO search on the
-    simulated system (``backend.sim_system``, e.g. hopper) -- the grid of
-    :func:`iotune.sim.space.paper_space` (Table 1 stripe counts up to the OST count, Table 1
-    stripe sizes, aggregator counts from 1 to one per node).
-
-    - No config file (``explicit_config`` False): the whole config is replaced by one for
-      that system, as ``configs/hopper-vpic.yaml`` gives for hopper: ``cores_per_node`` and
-      ``ost_count`` of the preset, one aggregator per node, the kernel's default arguments
-      (VPIC-IO: 8 Mi particles = 256 MiB per rank) without fsync, three ``systematic``
-      training scales (the smallest power of two of at least 5 nodes, x2, x4: 128, 256 and
-      512 ranks on hopper), and the store ``iotune-store.jsonl`` in the working directory.
-      The backend options are kept.
-    - A config file whose space is empty: only the space is filled in, against that
-      config's limits. A config file with a space is returned unchanged.
-
-    The aggregator counts of the paper's grid depend on the scale, so the space is the one
-    of ``cores`` when given (exactly ``paper_space(cores)`` there), else the union of the
-    training scales' grids (each scale keeps the counts up to its node count).
-    """
-    if config.backend.name != "sim":
-        return config
-    if explicit_config and config.space.names:
-        return config
-    from iotune.sim import load_system
-
-    sim = load_system(config.backend.sim_system)
-    if explicit_config:
-        scales = [cores] if cores else [s.cores for s in config.train.scales]
-        limits = config.system.limits
-        space = _paper_space(scales or _sim_train_scales(sim.cores_per_node),
-                             limits.cores_per_node, limits.ost_count or sim.ost_count)
-        progress(f"iotune: {config.path}: no space; searching the paper's space on "
-                 f"{sim.name} ({', '.join(space)})")
-        return config.with_overrides(space=SearchSpace.from_mapping(space))
-    train = _sim_train_scales(sim.cores_per_node)
-    raw = {
-        "system": {"name": sim.name, "scratch": tempfile.gettempdir(),
-                   "cores_per_node": sim.cores_per_node, "ost_count": sim.ost_count,
-                   "aggregators_per_node": 1},
-        # The kernel's default arguments, without fsync (as configs/hopper-vpic.yaml).
-        "kernel": {"name": "vpic",
-                   "args": {**get_kernel("vpic").normalise_params({}), "fsync": False}},
-        "space": _paper_space([cores] if cores else train, sim.cores_per_node, sim.ost_count),
-        "train": {"repetitions": 1,
-                  "scales": [{"cores": c, "design": "systematic"} for c in train]},
-    }
-    built = build_config(raw, Path.cwd())
-    per_rank = get_kernel(built.kernel.name).bytes_per_rank(built.kernel.args)
-    progress(f"iotune: simulated {sim.name} without a config: the paper's VPIC-IO space "
-             f"({sim.cores_per_node} cores/node, {sim.ost_count} OSTs, one aggregator per "
-             f"node, {format_bytes(per_rank)} per rank), training at "
-             f"{', '.join(map(str, train))} ranks")
-    # What the command line set stays: the backend options and how to launch (--launcher,
-    # srun inside Slurm).
-    system = dataclasses.replace(built.system, launcher=config.system.launcher,
-                                 launcher_template=config.system.launcher_template)
-    return dataclasses.replace(built, system=system, backend=config.backend)
-
-
-def _sim_train_scales(cores_per_node: int) -> list[int]:
-    """Three training scales: the smallest power of two of at least 5 nodes, x2, x4."""
-    first = 1 << (5 * cores_per_node - 1).bit_length()
-    return [first, 2 * first, 4 * first]
-
-
-def _paper_space(scales: Iterable[int], cores_per_node: int,
-                 ost_count: int) -> dict[str, list[Any]]:
-    """The values of each column of ``paper_space`` over ``scales`` (union), as a space."""
-    from iotune.sim import paper_space
-
-    grids = [paper_space(c, cores_per_node=cores_per_node, ost_count=ost_count) for c in scales]
-    return {str(name): sorted({int(v) for grid in grids for v in grid[name].unique()})
-            for name in grids[0].columns}
 
 
 def parse_assignments(items: Iterable[str], option: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import yaml
 from iotune.apply import DEFAULT_DIRECTORY as APPLY_DIRECTORY
 from iotune.apply import FORMATS as APPLY_FORMATS
 from iotune.apply import load_tuned, render
-from iotune.backends import make_backend
+from iotune.backends import backend_class, make_backend
 from iotune.cli.common import (
     backend_options,
     bandwidth_text,
@@ -156,7 +156,7 @@ def _check_something_ran(result: TuneResult) -> None:
 
 
 def _tune_text(result: TuneResult) -> str:
-    label = {"mpi": "measured", "sim": "SIMULATED", "replay": "REPLAYED"}[result.backend]
+    label = backend_class(result.backend).label
     lines = [f"Tuned {result.kernel} at {result.cores} ranks ({label}, {result.system}, "
              f"strategy {result.strategy}, target {result.target}: {TARGET_TIMES[result.target]})",
              ""]
@@ -205,7 +205,8 @@ def _tune_text(result: TuneResult) -> str:
     if choice.tied_with_runner_up and choice.runner_up is not None:
         summary["runner-up"] = (f"{describe_settings(choice.runner_up.settings)}: cannot be "
                                 "told apart from the best at this confidence")
-    spent = f", budget {result.spent}/{result.budget}" if result.budget else ""
+    budget = result.budget
+    spent = f", budget {budget.spent}/{budget.total}" if budget.total else ""
     summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
                        f"configurations, {choice.race_runs} race runs{spent}")
     if result.reused:

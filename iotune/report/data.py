@@ -29,10 +29,11 @@ import numpy as np
 import pandas as pd
 
 from iotune import __version__
+from iotune.backends import known_backends, provenance_of
 from iotune.errors import DataError, StoreError
 from iotune.settings.units import MIB
 from iotune.settings.values import HINT_PREFIX, SETTINGS, config_key, describe_value
-from iotune.store import PROVENANCE, Store, now_iso
+from iotune.store import Store, now_iso
 from iotune.store.cache import Part, Snapshot, open_snapshot
 from iotune.store.columns import Piece
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement, PhaseTimes
@@ -40,10 +41,6 @@ from iotune.store.segments import MEASUREMENT, OTHER
 from iotune.store.source import source_of
 from iotune.store.views import all_rows, light_records, records_at, rows_frame, timed_ok_rows
 
-#: Order in which backends appear in a report.
-BACKEND_ORDER = ("mpi", "sim", "replay")
-#: The word a figure title carries for each backend.
-TITLE_WORD = {"mpi": "Measured", "sim": "Simulated", "replay": "Replayed"}
 #: Short names for configuration labels; c, s and a are the paper's.
 SHORT_NAMES = {
     "stripe_count": "c", "stripe_size": "s", "cb_nodes": "a", "cb_buffer_size": "cb_buf",
@@ -117,14 +114,15 @@ class Provenance:
 
     @property
     def provenance(self) -> str:
-        """``measured``, ``simulated`` or ``replayed``."""
-        return PROVENANCE.get(self.backend, self.backend)
+        """The backend's provenance word: ``measured``, ``simulated`` or ``replayed``
+        (:func:`iotune.backends.provenance_of`)."""
+        return provenance_of(self.backend)
 
     @property
     def title_word(self) -> str:
         """``Measured``, ``Simulated`` or ``Replayed``: the first word of figure titles,
         numbered when the backend has several sources (``Replayed (source 2)``)."""
-        word = TITLE_WORD.get(self.backend, self.backend.capitalize())
+        word = self.provenance.capitalize()
         return f"{word} (source {self.variant})" if self.variant else word
 
     @property
@@ -523,7 +521,10 @@ def _distinct(piece: Piece) -> list[Any]:
 
 
 def _backend_rank(backend: str) -> int:
-    return BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else len(BACKEND_ORDER)
+    """Where ``backend``'s datasets come in a report: in the order backends are offered
+    (:func:`iotune.backends.known_backends`), those of other names last."""
+    order = known_backends()
+    return order.index(backend) if backend in order else len(order)
 
 
 def _has_time(record: Mapping[str, Any]) -> bool:

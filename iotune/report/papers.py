@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from iotune import __version__
+from iotune.backends import provenance_of
 from iotune.errors import ConfigError, DataError
 from iotune.report import paper_figures as pf
 from iotune.report.parts import Part, Section, write_figure, write_table
@@ -33,7 +34,7 @@ from iotune.report.states import (
     placement_replay,
 )
 from iotune.report.tables import Table
-from iotune.store import PROVENANCE, now_iso
+from iotune.store import now_iso
 
 ProgressFn = Callable[[str], None]
 
@@ -111,7 +112,7 @@ def states_part(records: Sequence[Mapping[str, Any]], inputs: PaperInputs, out: 
     except DataError as exc:
         raise DataError(str(exc).replace("--backend", "--probe-backend")) from None
     chosen = [r for r in rounds if r.get("backend") == samples.backend]
-    provenance = str(chosen[0].get("provenance") or PROVENANCE.get(samples.backend, "measured"))
+    provenance = str(chosen[0].get("provenance") or provenance_of(samples.backend))
     word = _word(provenance)
     targets = sorted({str(t) for t in samples.frame["target"]})
     systems = sorted({str(r.get("system")) for r in chosen if r.get("system")})

@@ -15,6 +15,6 @@ Its parts import downwards only:
 The journal's names are here too, so ``from iotune.store import Store`` loads nothing else.
 """
 
-from iotune.store.journal import PROVENANCE, SCHEMA_VERSION, Store, now_iso
+from iotune.store.journal import SCHEMA_VERSION, Store, now_iso
 
-__all__ = ["PROVENANCE", "SCHEMA_VERSION", "Store", "now_iso"]
+__all__ = ["SCHEMA_VERSION", "Store", "now_iso"]

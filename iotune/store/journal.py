@@ -36,9 +36,6 @@ from iotune.store.lock import JournalLock, fcntl_locked
 SCHEMA_VERSION = 1
 STORE_FILE_NAME = "measurements.jsonl"
 
-#: Human words for where a number came from; every record carries one.
-PROVENANCE = {"mpi": "measured", "sim": "simulated", "replay": "replayed"}
-
 
 def now_iso() -> str:
     """The current UTC time as an ISO 8601 string with seconds."""

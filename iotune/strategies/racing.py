@@ -40,11 +40,12 @@ the best configuration. After the search, the leaders race:
 
 ``RACE_SHARE`` of the budget (a fifth: at the paper's budget of 30, six runs, enough to run
 each of the three leaders twice more) is kept for the race; what the race does not need is
-left unspent.
+left unspent. A tune's :class:`Budget` holds that split.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -61,12 +62,41 @@ RACE_SHARE = 0.2
 MIN_RUNS = 3
 
 
-def race_reserve(budget: int | None) -> int:
-    """Budget units kept for the race: a fifth of ``budget``, rounded; twice ``RACE_SIZE``
-    when the search has no budget."""
-    if budget is None:
-        return 2 * RACE_SIZE
-    return round(RACE_SHARE * budget)
+@dataclass(frozen=True)
+class Budget:
+    """A tune's budget in runs: configurations evaluated plus the race's extra runs.
+
+    ``total`` is the whole budget (None: the search runs until it stops), ``reserve`` the
+    runs kept for the race, ``spent`` the runs the tune spent, search and race. Made by
+    :meth:`split`; :attr:`search` is what the search may spend, :meth:`after_search` what
+    the whole tune may spend once the search is done.
+    """
+
+    total: int | None
+    reserve: int
+    spent: int = 0
+
+    @classmethod
+    def split(cls, total: int | None) -> Budget:
+        """``total`` with the race's reserve kept: ``RACE_SHARE`` of it, rounded; twice
+        ``RACE_SIZE`` when there is no total."""
+        return cls(total, 2 * RACE_SIZE if total is None else round(RACE_SHARE * total))
+
+    @property
+    def search(self) -> int | None:
+        """What the search may spend: the total less the reserve, at least one run; None
+        (until it stops) without a total."""
+        return None if self.total is None else max(1, self.total - self.reserve)
+
+    def after_search(self, searched: int) -> int:
+        """The runs the whole tune may spend once the search spent ``searched``: the total
+        (or ``searched``, when the search went over it), else ``searched`` plus the
+        reserve."""
+        return searched + self.reserve if self.total is None else max(self.total, searched)
+
+    def spending(self, spent: int) -> Budget:
+        """This budget with ``spent`` runs spent."""
+        return dataclasses.replace(self, spent=spent)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from iotune.store import PROVENANCE, Store
+from iotune.backends import provenance_of
+from iotune.store import Store
 from iotune.store.claims import ClaimBook, Worker, WorkerState, worker_alive
 from iotune.store.index import StoreIndex
 from iotune.store.lock import host_name
@@ -116,7 +117,7 @@ def campaign_status(plans: Sequence[ScalePlan], store: Store, campaign: str = "t
         if source is not None and m.source != source:
             other_source_runs += 1
             continue
-        provenance.add(PROVENANCE.get(m.backend, m.backend))
+        provenance.add(provenance_of(m.backend))
         statuses.setdefault((m.config_key, m.rep), set()).add(m.status)
         wall = m.record.get("elapsed_s")
         if isinstance(wall, int | float):

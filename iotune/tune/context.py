@@ -277,8 +277,9 @@ class MeasuringContext(SearchContext):
 
 def _start_tracker(sink: Sink, backend: Backend, policy: StatePolicy) -> StateTracker:
     """A state tracker seeded with earlier probe latencies of the same size, if any."""
-    if backend.name == "replay":
-        raise ConfigError("--state-aware: the replay backend has no storage-state probes")
+    if not backend.probes:
+        raise ConfigError(f"--state-aware: the {backend.name} backend has no storage-state "
+                          "probes")
     return StateTracker(policy, latencies=sink.probe_latencies(policy.probe_size))
 
 

@@ -9,13 +9,14 @@ from functools import cached_property
 from typing import Any
 
 from iotune import __version__
+from iotune.backends import backend_class
 from iotune.model.trust import prediction_warning
 from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
-from iotune.store import PROVENANCE, now_iso
+from iotune.store import now_iso
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import CONFIDENCE, Choice, estimate
+from iotune.strategies.racing import CONFIDENCE, Budget, Choice, estimate
 
 TUNED_SCHEMA_VERSION = 1
 #: What the times of a tuned document measure, by target.
@@ -56,8 +57,8 @@ class TuneResult:
     #: None when the kernel cannot know (a user's program).
     bytes_written: int | None
     statistic: str
-    budget: int | None = None
-    spent: int = 0
+    #: The tune's budget: the total, the race's reserve, and the runs spent.
+    budget: Budget
     best_so_far: list[float] = field(default_factory=list)
     model: Any = None
     #: The time minimised: write, read or total (see :mod:`iotune.tune.target`).
@@ -80,7 +81,8 @@ class TuneResult:
     @cached_property
     def verified(self) -> Verified:
         """The recommended configuration's settings that took effect (:func:`verify`)."""
-        return verify(self.choice.recommended, self.ignored, self.backend == "mpi")
+        return verify(self.choice.recommended, self.ignored,
+                      backend_class(self.backend).reads_back)
 
     @property
     def recommend_default(self) -> bool:
@@ -157,7 +159,7 @@ class TuneResult:
             "nodes": self.nodes,
             "system": self.system,
             "backend": self.backend,
-            "provenance": PROVENANCE[self.backend],
+            "provenance": backend_class(self.backend).provenance,
             "recommendation": "default" if self.recommend_default else "tuned",
             "reason": self.reason,
             "settings": _settings_document(verified.settings),
@@ -181,7 +183,7 @@ class TuneResult:
             "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
                        "runs": self.runs, "reused_measurements": self.reused,
                        "reused_from_tunes": self.reused_from, "source": self.source,
-                       "budget": self.budget, "budget_spent": self.spent,
+                       "budget": self.budget.total, "budget_spent": self.budget.spent,
                        "race_runs": choice.race_runs,
                        "elapsed_s": round(self.elapsed_s, 1)},
         }

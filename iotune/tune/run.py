@@ -20,7 +20,7 @@ from iotune.errors import ConfigError
 from iotune.store import Store
 from iotune.store.index import StoreIndex
 from iotune.strategies.base import Strategy, make_strategy, resolve_options
-from iotune.strategies.racing import race, race_reserve
+from iotune.strategies.racing import Budget, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
 from iotune.tune.result import TuneResult
 from iotune.tune.target import with_target
@@ -44,8 +44,8 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
 
     ``strategy_options`` are the strategy's options given on the command line (over the
     config's, see :func:`resolve_options`). The budget (configurations evaluated plus extra
-    runs of the race) is split: a fifth is kept for the race
-    (:func:`iotune.strategies.racing.race_reserve`), the rest goes to the strategy.
+    runs of the race) is split: a fifth is kept for the race, the rest goes to the strategy
+    (:class:`iotune.strategies.racing.Budget`); the result holds it with what was spent.
     """
     if kernel != config.kernel.name:
         raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
@@ -60,15 +60,14 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     tune_cfg = config.tune
     name = strategy or tune_cfg.strategy
     search = make_strategy(name, **resolve_options(tune_cfg, name, strategy_options))
-    total = search_budget(budget, search, tune_cfg)
-    reserve = race_reserve(total)
+    split = Budget.split(search_budget(budget, search, tune_cfg))
     started = time.monotonic()
     context = MeasuringContext(
         backend=backend, kernel=kernel, cores=cores, params=config.kernel.args,
         sink=StoreSink(StoreIndex(store), kernel=kernel, backend=backend.name,
                        source=backend.source(), reuse=not fresh,
                        retry_failed=retry_failed),
-        candidates=candidates, budget=None if total is None else max(1, total - reserve),
+        candidates=candidates, budget=split.search,
         repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic,
         progress=progress, strategy=name,
         state_policy=_state_policy(tune_cfg) if (tune_cfg.state_aware if state_aware is None
@@ -81,14 +80,14 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     default = context.measure_baseline()
     if progress:
         progress(f"searching {len(candidates)} candidate configurations with '{name}'"
-                 + (f", budget {total} ({reserve} kept to race the leaders)" if total else ""))
+                 + (f", budget {split.total} ({split.reserve} kept to race the leaders)"
+                    if split.total else ""))
     search.search(context)
-    context.budget = (context.spent + reserve if total is None
-                      else max(total, context.spent))
-    if progress and reserve:
-        progress(f"racing the leaders and the default (up to {reserve} more runs)")
+    context.budget = split.after_search(context.spent)
+    if progress and split.reserve:
+        progress(f"racing the leaders and the default (up to {split.reserve} more runs)")
     choice = race(default, lambda: list(context.evaluations.values()), context.remeasure,
-                  reserve)
+                  split.reserve)
     return TuneResult(
         kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
         params=config.kernel.args, backend=backend.name, system=config.system.name,
@@ -98,7 +97,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         source=backend.source(), elapsed_s=time.monotonic() - started,
         bytes_written=_bytes_moved(context), statistic=tune_cfg.statistic,
         target=tune_cfg.target,
-        budget=total, spent=context.spent,
+        budget=split.spending(context.spent),
         best_so_far=context.best_so_far, model=search.notes.get("model"),
         allocation=_allocation(search.notes),
         ignored={name: why for name, (_, why) in context.ignored.items()},

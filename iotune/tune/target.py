@@ -8,14 +8,16 @@ an error, never overridden. ``access`` is a kernel argument, so part of every ru
 configuration key: runs of different accesses are never taken for repetitions of each
 other, in ``train`` or ``tune``.
 
-The ``sim`` and ``replay`` backends model or record writes only: a read or total target
-with them is an error.
+A read or total target with a backend whose runs time no reads
+(:attr:`iotune.backends.Backend.times_reads`: ``sim`` and ``replay`` model or record writes
+only) is an error.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from iotune.backends import backend_class, known_backends
 from iotune.config import Config, KernelConfig
 from iotune.errors import ConfigError
 from iotune.kernel_specs import get_kernel
@@ -45,9 +47,11 @@ def with_target(config: Config, target: str | None, where: str = "--target",
     given = params.get("access") if spec.has_reads else None
     if chosen != "write":
         backend = backend or config.backend.name
-        if backend in ("sim", "replay"):
+        if not backend_class(backend).times_reads:
+            timing = [n for n in known_backends() if backend_class(n).times_reads]
             raise ConfigError(f"{source}: {chosen}: the {backend} backend models writes only "
-                              "(a read target needs real runs: --backend mpi)")
+                              "(a read target needs real runs: "
+                              f"{' or '.join(f'--backend {n}' for n in timing)})")
         if not spec.has_reads:
             raise ConfigError(f"{source}: {chosen}: kernel '{spec.name}' has no read phase "
                               "(vpic and ior have one)")

@@ -11,9 +11,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from iotune.cli.common import builtin_config, defaults_for_backend, with_backend
+from iotune.cli.common import with_backend
 from iotune.cli.main import cli
 from iotune.config import load_config
+from iotune.defaults import builtin_config, defaults_for_backend
 from iotune.sim import paper_space
 from iotune.store import Store
 from iotune.strategies.base import make_strategy, resolve_options

@@ -121,8 +121,7 @@ def test_with_overrides_replaces_only_what_is_given(write_config, tmp_path):
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
-    [({"backend": "cloud"}, "--backend: 'cloud' is not one of mpi, sim, replay"),
-     ({"noise": -1.0}, "--noise: -1.0 is not a number >= 0"),
+    [({"noise": -1.0}, "--noise: -1.0 is not a number >= 0"),
      ({"kernel": "flash"}, "--kernel: unknown kernel 'flash'; known kernels: ior, vpic "
       "(your own program: kernel: {command: ...} or --command)")],
 )
@@ -130,6 +129,23 @@ def test_with_overrides_checks_values(write_config, overrides, message):
     with pytest.raises(ConfigError) as info:
         load_config(write_config()).with_overrides(**overrides)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("raw", "option", "message"), [
+    ({}, "cloud", "--backend: 'cloud' is not one of mpi, sim, replay"),
+    ({"backend": "cloud"}, None, "backend.name: 'cloud' is not one of mpi, sim, replay")])
+def test_backend_names_are_the_registered_ones(write_config, raw, option, message):
+    from iotune.backends import make_backend
+    from iotune.cli.common import with_backend
+
+    config = load_config(write_config(raw))
+    with pytest.raises(ConfigError) as info:
+        with_backend(config, option, None, None)
+    assert str(info.value) == message
+    if option is None:
+        with pytest.raises(ConfigError) as made:
+            make_backend(config)
+        assert str(made.value) == message
 
 
 def test_strategy_options_live_with_the_strategies():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from iotune.backends import backend_class
 from iotune.report import figures
 from iotune.report.data import build_datasets, scale_tunes, search_sessions, settings_label
 from iotune.report.modelfit import fit_view
@@ -15,7 +16,7 @@ def rec(settings: dict, seconds: float, *, rep: int = 0, cores: int = 4,
         backend: str = "mpi", campaign: str = "tune", **tags) -> dict:
     return {"schema_version": 1, "campaign": campaign, "kernel": "vpic", "cores": cores,
             "settings": settings, "params": {}, "rep": rep, "backend": backend,
-            "provenance": {"mpi": "measured", "sim": "simulated", "replay": "replayed"}[backend],
+            "provenance": backend_class(backend).provenance,
             "system": "box", "status": "ok", "recorded_at": "2026-01-01T00:00:00+00:00",
             "result": {"times_s": {"total": seconds}, "bytes_written": 100 * MIB,
                        "bandwidth_mib_s": 100 / seconds}, **tags}

@@ -86,7 +86,7 @@ def test_cold_start_needs_no_training_and_beats_random(tmp_path):
     model, random = [], []
     for seed in range(5):
         result, found = run_tune(tmp_path, data, "model", 20, seed)
-        assert result.spent <= 20 and result.budget == 20
+        assert result.budget.spent <= 20 and result.budget.total == 20
         assert len(result.evaluations) <= 16  # a fifth of the budget is kept for the race
         model.append(found)
         random.append(run_tune(tmp_path, data, "random", 20, seed)[1])
@@ -189,7 +189,7 @@ def test_the_race_reports_the_best_estimate_not_the_luckiest_draw(tmp_path):
             assert len(evaluation.times) >= 2
         right += result.best.settings == best
         assert len(result.best.times) >= 3  # the winner is never a single draw
-        assert result.spent <= 30
+        assert result.budget.spent <= 30
     assert first_lucky >= 1  # the trap was sprung at least once
     assert right >= 10  # and the best by its median was reported nearly always
 
@@ -310,7 +310,7 @@ def test_both_methods_spend_the_budget_they_are_given(tmp_path, method):
     result = tune(config, backend, store, kernel="vpic", cores=64, budget=12, fresh=True,
                   strategy="model",
                   strategy_options={"method": method, "top_k": 6, "top_k_refit": 3})
-    assert result.spent <= 12 and len(result.evaluations) <= 10
+    assert result.budget.spent <= 12 and len(result.evaluations) <= 10
     assert result.best is not None
 
 
