@@ -23,11 +23,13 @@ from iotune.kernel_specs import get_kernel
 from iotune.settings.space import Limits, SearchSpace
 from iotune.settings.units import parse_duration
 from iotune.settings.values import check_requirements
-from iotune.store.records import TARGETS
+from iotune.store.targets import TARGETS
+from iotune.strategies.base import STATISTICS
 
 CONFIG_SCHEMA_VERSION = 1
 DESIGNS = ("full", "lhs", "systematic", "recorded")
-STATISTICS = ("median", "mean", "min")
+#: ``backend.replay_pick``: how a replay answers a configuration recorded several times.
+REPLAY_PICKS = ("draw", "median")
 #: ``system.mpi_io``: the MPI-IO layer Open MPI uses for the runs. ``default`` leaves the
 #: choice to Open MPI (its own OMPIO, which ignores ROMIO's hints); ``romio`` excludes OMPIO
 #: (``OMPI_MCA_io=^ompio``), which leaves ROMIO whatever its component is called in this
@@ -107,7 +109,7 @@ class TuneConfig:
     busy_repeats: int = 2
     min_idle: int = 2
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    target: str = "write"
+    target: str = TARGETS[0]
 
     def options_for(self, strategy: str) -> dict[str, Any]:
         """The options the config sets for ``strategy`` (none: the strategy's defaults)."""
@@ -204,10 +206,20 @@ class Config:
         return dataclasses.replace(self, **changes) if changes else self
 
 
-class _Section:
-    """Typed reads from one mapping of the YAML with key-path messages and unknown-key checks."""
+#: The default of a :class:`_Section` read: the section's dataclass field.
+_FROM_DEFAULTS: Any = object()
 
-    def __init__(self, raw: Any, where: str, known: tuple[str, ...]) -> None:
+
+class _Section:
+    """Typed reads from one mapping of the YAML with key-path messages and unknown-key checks.
+
+    A key that is absent or null takes its default from ``defaults`` (the section's
+    dataclass built with no arguments: its fields' defaults are the one definition), read
+    from the field named ``field`` (the key itself when not given), or from an explicit
+    ``default``."""
+
+    def __init__(self, raw: Any, where: str, known: tuple[str, ...],
+                 defaults: object | None = None) -> None:
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):
@@ -220,12 +232,23 @@ class _Section:
             )
         self.raw = raw
         self.where = where
+        self.defaults = defaults
 
     def path(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
 
-    def int(self, key: str, default: int | None, minimum: int = 1) -> int | None:
-        value = self.raw.get(key, default)
+    def _given(self, key: str, field: str | None, default: Any) -> Any:
+        """The value of ``key``, or the default (see the class docstring) when absent."""
+        value = self.raw.get(key)
+        if value is not None:
+            return value
+        return default if default is not _FROM_DEFAULTS else getattr(self.defaults,
+                                                                       field or key)
+
+    def optional_int(self, key: str, minimum: int = 1, field: str | None = None,
+                     default: Any = _FROM_DEFAULTS) -> int | None:
+        """An integer >= ``minimum``, or the default, which may be None."""
+        value = self._given(key, field, default)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -233,20 +256,37 @@ class _Section:
             raise ConfigError(f"{self.path(key)}: {value!r} is not {rule}")
         return value
 
-    def number(self, key: str, default: float, minimum: float = 0.0) -> float:
-        value = self.raw.get(key, default)
+    def int(self, key: str, minimum: int = 1, field: str | None = None,
+            default: Any = _FROM_DEFAULTS) -> int:
+        """An integer >= ``minimum``, or the default (an integer)."""
+        value = self.optional_int(key, minimum, field, default)
+        assert value is not None, f"{self.path(key)} has no default"
+        return value
+
+    def number(self, key: str, minimum: float = 0.0, field: str | None = None) -> float:
+        value = self._given(key, field, _FROM_DEFAULTS)
         if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
             raise ConfigError(f"{self.path(key)}: {value!r} is not a number >= {minimum:g}")
         return float(value)
 
-    def text(self, key: str, default: str | None, choices: tuple[str, ...] = ()) -> str | None:
-        value = self.raw.get(key, default)
+    def optional_text(self, key: str, choices: tuple[str, ...] = (), field: str | None = None,
+                      default: Any = _FROM_DEFAULTS) -> str | None:
+        """A non-empty string (one of ``choices`` when given), or the default, which may be
+        None."""
+        value = self._given(key, field, default)
         if value is None:
             return None
         if not isinstance(value, str) or not value:
             raise ConfigError(f"{self.path(key)}: {value!r} is not a non-empty string")
         if choices and value not in choices:
             raise ConfigError(f"{self.path(key)}: {value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def text(self, key: str, choices: tuple[str, ...] = (), field: str | None = None,
+             default: Any = _FROM_DEFAULTS) -> str:
+        """A non-empty string (one of ``choices`` when given), or the default (a string)."""
+        value = self.optional_text(key, choices, field, default)
+        assert value is not None, f"{self.path(key)} has no default"
         return value
 
 
@@ -290,8 +330,8 @@ def parse_config(text: str, source: Path | None = None) -> Config:
 def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
     """Validate an already-parsed mapping into a Config."""
     top = _Section(raw, "", ("schema_version", "system", "kernel", "space", "train", "tune",
-                             "backend", "store"))
-    version = top.int("schema_version", CONFIG_SCHEMA_VERSION)
+                             "backend", "store"), Config(path=None))
+    version = top.int("schema_version", default=CONFIG_SCHEMA_VERSION)
     if version != CONFIG_SCHEMA_VERSION:
         raise ConfigError(f"schema_version: {version} is not supported (this iotune reads "
                           f"{CONFIG_SCHEMA_VERSION})")
@@ -302,7 +342,7 @@ def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
     get_kernel(kernel.name).check_settings(space.names, "space")
     train = _train(top.raw.get("train"), kernel.name)
     space.check_against(system.limits)
-    store = Path(top.text("store", "iotune-store.jsonl") or "iotune-store.jsonl")
+    store = Path(top.text("store", default=str(Config(path=None).store)))
     return Config(
         path=source, system=system, kernel=kernel, space=space, train=train,
         tune=_tune(top.raw.get("tune")), backend=_backend(top.raw.get("backend"), base),
@@ -313,33 +353,35 @@ def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
 def _system(raw: Any, base: Path) -> SystemConfig:
     s = _Section(raw, "system", ("name", "scratch", "launcher", "launcher_template",
                                  "cores_per_node", "ost_count", "aggregators_per_node",
-                                 "timeout", "python", "env", "mpi_io"))
-    launcher = s.text("launcher", "mpiexec") or "mpiexec"
-    template = s.text("launcher_template", None)
+                                 "timeout", "python", "env", "mpi_io"), SystemConfig())
+    launcher = s.text("launcher")
+    template = s.optional_text("launcher_template")
     make_launcher(launcher, template, "system.launcher")  # validates name and template
-    scratch = Path(os.path.expandvars(s.text("scratch", "scratch") or "scratch")).expanduser()
+    scratch = Path(os.path.expandvars(s.text("scratch", default=str(SystemConfig().scratch))
+                                      )).expanduser()
     try:
-        timeout = parse_duration(s.raw.get("timeout", 600))
+        timeout = parse_duration(s.raw.get("timeout", SystemConfig().timeout_s))
     except ValueError as exc:
         raise ConfigError(f"system.timeout: {exc}") from None
     env = s.raw.get("env") or {}
     if not isinstance(env, Mapping):
         raise ConfigError("system.env: must be a mapping of VARIABLE: value")
-    mpi_io = s.text("mpi_io", "default") or "default"
+    mpi_io = s.text("mpi_io")
     if mpi_io not in MPI_IO_LAYERS:
         raise ConfigError(f"system.mpi_io: {mpi_io!r} is not one of "
                           f"{', '.join(MPI_IO_LAYERS)} (romio makes Open MPI use ROMIO, "
                           "which takes the MPI-IO hints)")
     return SystemConfig(
-        name=s.text("name", "local") or "local",
+        name=s.text("name"),
         scratch=scratch if scratch.is_absolute() else base / scratch,
         launcher=launcher,
         launcher_template=template,
-        cores_per_node=s.int("cores_per_node", os.cpu_count() or 1) or 1,
-        ost_count=s.int("ost_count", None),
-        aggregators_per_node=s.int("aggregators_per_node", None),
+        # this machine's cores, not the dataclass's 1: a config without it runs locally
+        cores_per_node=s.int("cores_per_node", default=os.cpu_count() or 1),
+        ost_count=s.optional_int("ost_count"),
+        aggregators_per_node=s.optional_int("aggregators_per_node"),
         timeout_s=timeout,
-        python=s.text("python", None),
+        python=s.optional_text("python"),
         env=tuple((str(k), str(v)) for k, v in env.items()),
         mpi_io=mpi_io,
     )
@@ -351,8 +393,8 @@ def _kernel(raw: Any) -> KernelConfig:
     if isinstance(raw, Mapping) and "command" in raw:
         spec = get_kernel("command")
         return KernelConfig(spec.name, tuple(spec.normalise_params(raw, "kernel").items()))
-    k = _Section(raw, "kernel", ("name", "args"))
-    spec = get_kernel(k.text("name", "vpic") or "vpic", "kernel.name")
+    k = _Section(raw, "kernel", ("name", "args"), KernelConfig())
+    spec = get_kernel(k.text("name"), "kernel.name")
     args = k.raw.get("args") or {}
     if not isinstance(args, Mapping):
         raise ConfigError("kernel.args: must be a mapping of argument: value")
@@ -360,7 +402,7 @@ def _kernel(raw: Any) -> KernelConfig:
 
 
 def _train(raw: Any, kernel: str) -> TrainConfig:
-    t = _Section(raw, "train", ("scales", "repetitions", "seed"))
+    t = _Section(raw, "train", ("scales", "repetitions", "seed"), TrainConfig())
     scales_raw = t.raw.get("scales") or []
     if not isinstance(scales_raw, list):
         raise ConfigError("train.scales: must be a list of {cores: N, design: ...} entries")
@@ -370,12 +412,13 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
         where = f"train.scales[{i}]"
         if isinstance(item, int) and not isinstance(item, bool):
             item = {"cores": item}
-        s = _Section(item, where, ("cores", "design", "runs", "kernel_args"))
-        cores = s.int("cores", None)
+        s = _Section(item, where, ("cores", "design", "runs", "kernel_args"),
+                     ScaleConfig(cores=0))
+        cores = s.optional_int("cores", default=None)
         if cores is None:
             raise ConfigError(f"{where}.cores: missing; each scale needs its number of ranks")
-        design = s.text("design", "full", DESIGNS) or "full"
-        runs = s.int("runs", None)
+        design = s.text("design", DESIGNS)
+        runs = s.optional_int("runs")
         if design == "lhs" and runs is None:
             raise ConfigError(f"{where}.runs: a Latin hypercube design needs its number of runs")
         overrides = s.raw.get("kernel_args") or {}
@@ -389,8 +432,8 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
         scales.append(ScaleConfig(cores, design, runs, tuple(params.items())))
     return TrainConfig(
         scales=tuple(scales),
-        repetitions=t.int("repetitions", 1) or 1,
-        seed=t.int("seed", 0, minimum=0) or 0,
+        repetitions=t.int("repetitions"),
+        seed=t.int("seed", minimum=0),
     )
 
 
@@ -401,26 +444,26 @@ MODEL_SHORTHAND = {"top_k": 1, "top_k_refit": 1, "refit_rounds": 0, "max_terms":
 def _tune(raw: Any) -> TuneConfig:
     t = _Section(raw, "tune", (*MODEL_SHORTHAND, "repetitions", "statistic", "strategy",
                                "budget", "seed", "state_aware", "busy_repeats", "min_idle",
-                               "options", "target"))
+                               "options", "target"), TuneConfig())
     state_aware = t.raw.get("state_aware", False)
     if not isinstance(state_aware, bool):
         raise ConfigError(f"tune.state_aware: {state_aware!r} is not true or false")
     options = _strategy_options(t.raw.get("options") or {})
-    shorthand = {key: t.int(key, None, minimum=minimum)
+    shorthand = {key: t.optional_int(key, minimum=minimum, default=None)
                  for key, minimum in MODEL_SHORTHAND.items() if key in t.raw}
     if shorthand:
         options["model"] = {**shorthand, **options.get("model", {})}
     return TuneConfig(
-        repetitions=t.int("repetitions", 1) or 1,
-        statistic=t.text("statistic", "median", STATISTICS) or "median",
-        strategy=t.text("strategy", "portfolio") or "portfolio",
-        budget=t.int("budget", None),
-        seed=t.int("seed", 0, minimum=0) or 0,
+        repetitions=t.int("repetitions"),
+        statistic=t.text("statistic", tuple(STATISTICS)),
+        strategy=t.text("strategy"),
+        budget=t.optional_int("budget"),
+        seed=t.int("seed", minimum=0),
         state_aware=state_aware,
-        busy_repeats=t.int("busy_repeats", 2, minimum=0) or 0,
-        min_idle=t.int("min_idle", 2) or 2,
+        busy_repeats=t.int("busy_repeats", minimum=0),
+        min_idle=t.int("min_idle"),
         options=options,
-        target=t.text("target", "write", TARGETS) or "write",
+        target=t.text("target", TARGETS),
     )
 
 
@@ -451,19 +494,19 @@ def _backend(raw: Any, base: Path) -> BackendConfig:
         raw = {"name": raw}
     b = _Section(raw, "backend", ("name", "system", "noise", "replay_data", "replay_time_column",
                                   "replay_cores_column", "replay_pick",
-                                  "replay_ignore_columns"))
-    data = b.text("replay_data", None)
+                                  "replay_ignore_columns"), BackendConfig())
+    data = b.optional_text("replay_data", default=None)
     data_path = Path(data) if data else None
     if data_path is not None and not data_path.is_absolute():
         data_path = base / data_path
     return BackendConfig(
-        name=b.text("name", "mpi") or "mpi",
-        sim_system=b.text("system", "hopper") or "hopper",
-        noise=b.number("noise", 1.0),
+        name=b.text("name"),
+        sim_system=b.text("system", field="sim_system"),
+        noise=b.number("noise"),
         replay_data=data_path,
-        replay_time_column=b.text("replay_time_column", "write_time") or "write_time",
-        replay_cores_column=b.text("replay_cores_column", "cores") or "cores",
-        replay_pick=b.text("replay_pick", "draw", ("draw", "median")) or "draw",
+        replay_time_column=b.text("replay_time_column"),
+        replay_cores_column=b.text("replay_cores_column"),
+        replay_pick=b.text("replay_pick", REPLAY_PICKS),
         replay_ignore_columns=b.texts("replay_ignore_columns"),
     )
 

@@ -29,8 +29,8 @@ from iotune.kernel_specs import get_kernel
 from iotune.settings.values import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
 from iotune.store.index import read_dataframe
-from iotune.store.records import TARGET_COLUMNS
 from iotune.store.source import describe_source
+from iotune.store.targets import TARGET_TABLE
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class ReplayBackend(Backend):
 
 #: Columns a replay CSV may hold besides settings, the scale and the time: the targets'
 #: times and what iotune's own exports add beside them.
-KNOWN_EXTRA_COLUMNS = ("kernel", *TARGET_COLUMNS.values())
+KNOWN_EXTRA_COLUMNS = ("kernel", *(target.column for target in TARGET_TABLE.values()))
 
 
 def check_columns(columns: Iterable[Any], path: Path, time_column: str, cores_column: str,

@@ -19,6 +19,7 @@ from iotune.defaults import builtin_config, defaults_for_backend, with_proxy
 from iotune.errors import ConfigError
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
+from iotune.store.targets import TARGET_TABLE, TARGETS
 from iotune.ui.output import FORMATS, progress
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -30,6 +31,23 @@ def config_option(func: F) -> F:
         help="YAML config. Default: ./iotune.yaml, then $IOTUNE_CONFIG, then "
              "~/.config/iotune/config.yaml, else built-in local defaults.",
     )(func)
+
+
+def target_option(help_text: str | None = None) -> Callable[[F], F]:
+    """``--target``: the time to minimise and model, one of the targets
+    (:mod:`iotune.store.targets`); ``help_text`` replaces the usual help."""
+    accesses = ", ".join(t.needs_access for t in TARGET_TABLE.values())
+
+    def wrap(func: F) -> F:
+        return click.option(
+            "--target", type=click.Choice(list(TARGETS)),
+            help=help_text or f"The time to minimise and model: {', '.join(TARGETS)} (the "
+                              f"kernel runs with access {accesses}); the tuned file says "
+                              "what the time measures. Default: the config's tune.target "
+                              f"({TARGETS[0]}).",
+        )(func)
+
+    return wrap
 
 
 def format_option(default: str = "table", choices: Iterable[str] = FORMATS) -> Callable[[F], F]:

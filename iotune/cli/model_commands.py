@@ -12,6 +12,7 @@ import pandas as pd
 
 from iotune.errors import DataError
 from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
+from iotune.model.fit import CV_FOLDS, MAX_TERMS, MIN_GAIN
 from iotune.model.io import dump_yaml
 from iotune.ui.output import progress, render_pairs, render_table, to_plain
 
@@ -122,7 +123,7 @@ def _where(entry: dict[str, Any]) -> str:
 @click.option("--params", required=True,
               help="Comma-separated numeric parameter columns, e.g. c,s,a,f.")
 @click.option("--target", required=True, help="Column to model, e.g. write_time (positive).")
-@click.option("--max-terms", type=click.IntRange(min=1), default=7, show_default=True,
+@click.option("--max-terms", type=click.IntRange(min=1), default=MAX_TERMS, show_default=True,
               help="Terms chosen by greedy selection (completion may add more).")
 @click.option("--actionable", default=None,
               help="Comma-separated parameters the tuner can set (default: all --params); "
@@ -137,9 +138,9 @@ def _where(entry: dict[str, Any]) -> str:
               help="terms: stop at --max-terms (the paper); threshold: also stop when the "
                    "next term lowers the relative error by less than --min-gain; cv: also "
                    "stop when it lowers the cross-validated error by less than that.")
-@click.option("--min-gain", type=click.FloatRange(0, 1, max_open=True), default=0.01,
+@click.option("--min-gain", type=click.FloatRange(0, 1, max_open=True), default=MIN_GAIN,
               show_default=True, help="Fractional gain a term needs under --stop threshold|cv.")
-@click.option("--cv-folds", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--cv-folds", type=click.IntRange(min=2), default=CV_FOLDS, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the CV folds.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the model file (YAML) here.")

@@ -21,6 +21,7 @@ from iotune.cli.common import (
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
+    target_option,
     with_backend,
     with_command,
     with_kernel,
@@ -73,10 +74,7 @@ from iotune.ui.terminal import Progress, make_progress
 @click.option("--retry-failed", is_flag=True,
               help="Measure again the runs recorded as failed (runs killed from outside "
                    "iotune are always measured again).")
-@click.option("--target", type=click.Choice(["write", "read", "total"]),
-              help="The time to minimise and model: write (default), read (read-back; the "
-                   "kernel runs with access read) or total (write then read; access both). "
-                   "Default: the config's tune.target.")
+@target_option()
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 def train_command(config_path: Path | None, kernel_name: str | None,
                   app_command: str | None, metric: str | None,
@@ -201,8 +199,7 @@ def _lease_seconds(text: str) -> float:
               help="Kernel of the campaign, as given to 'iotune train' (default: the config's).")
 @command_options
 @backend_options
-@click.option("--target", type=click.Choice(["write", "read", "total"]),
-              help="The target given to 'iotune train', if any.")
+@target_option("The target given to 'iotune train', if any.")
 @click.option("--watch", "watch", type=float, is_flag=False, flag_value=10.0, default=None,
               metavar="[SECONDS]",
               help="Print the status again every SECONDS (default 10) until the campaign "

@@ -24,6 +24,7 @@ from iotune.cli.common import (
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
+    target_option,
     with_backend,
     with_command,
     with_kernel,
@@ -34,6 +35,7 @@ from iotune.execution import interrupt
 from iotune.model.trust import prediction_warning
 from iotune.settings.values import describe_value
 from iotune.store import Store
+from iotune.store.targets import TARGET_TABLE
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
 from iotune.strategies.racing import CONFIDENCE
@@ -41,7 +43,6 @@ from iotune.train import (
     describe_settings,
 )
 from iotune.tune import TuneResult, tune
-from iotune.tune.result import TARGET_TIMES
 from iotune.tune.target import with_target
 from iotune.ui.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.ui.terminal import make_progress
@@ -71,10 +72,7 @@ from iotune.ui.terminal import make_progress
 @click.option("--state-aware/--no-state-aware", default=None,
               help="Probe the storage state before each run, repeat runs made while it was "
                    "busy and rank on idle-state runs (default: the config's tune.state_aware).")
-@click.option("--target", type=click.Choice(["write", "read", "total"]),
-              help="The time to minimise and model: write (default), read (read-back; the "
-                   "kernel runs with access read) or total (write then read; access both). "
-                   "Default: the config's tune.target.")
+@target_option()
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the tuned configuration YAML here.")
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
@@ -157,8 +155,9 @@ def _check_something_ran(result: TuneResult) -> None:
 
 def _tune_text(result: TuneResult) -> str:
     label = backend_class(result.backend).label
+    timed = TARGET_TABLE[result.target].time
     lines = [f"Tuned {result.kernel} at {result.cores} ranks ({label}, {result.system}, "
-             f"strategy {result.strategy}, target {result.target}: {TARGET_TIMES[result.target]})",
+             f"strategy {result.strategy}, target {result.target}: {timed})",
              ""]
     predicted = any(e.predicted is not None for e in result.evaluations)
     cv = result.model.stats.cv_rms_relative_error if result.model is not None and \

@@ -9,7 +9,7 @@ at the target scale must not make ``cores`` look varied when every row with sett
 one scale. Settings with a single value in the remaining data carry no information and are
 left out.
 
-The time modelled is the tuned target's (:data:`iotune.store.records.TARGETS`): the write's
+The time modelled is the tuned target's (:mod:`iotune.store.targets`): the write's
 open-to-close time (``write_time``, the default and the paper's), the read's (``read_time``)
 or both added (``io_time``). Only rows that timed the target are used, so a store holding
 write-only and read runs of a kernel never mixes them in one fit.
@@ -32,7 +32,7 @@ from iotune.errors import DataError
 from iotune.model.unset import apply_unset, indicators, unset_encoding
 from iotune.settings.space import SearchSpace
 from iotune.settings.values import SETTINGS
-from iotune.store.records import TARGET_COLUMNS, TARGETS
+from iotune.store.targets import target_column
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,16 +40,9 @@ if TYPE_CHECKING:
     from iotune.model import Model
 
 #: The column modelled by default (target ``write``).
-TARGET = TARGET_COLUMNS["write"]
+TARGET = target_column("write")
 #: The column of :func:`aggregate_runs` holding how many runs a row stands for.
 WEIGHT = "runs"
-
-
-def target_column(target: str = "write") -> str:
-    """The flat-row column holding ``target``'s time (ValueError for an unknown target)."""
-    if target not in TARGETS:
-        raise ValueError(f"target {target!r} is not one of {', '.join(TARGETS)}")
-    return TARGET_COLUMNS[target]
 
 
 def timed_rows(frame: pd.DataFrame, target: str = "write") -> pd.DataFrame:

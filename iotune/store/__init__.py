@@ -6,6 +6,7 @@ Its parts import downwards only:
 - :mod:`.journal`: the journal file (:class:`Store`: append, read, locking) and record ids;
 - :mod:`.claims`: which worker measures which run of a campaign (many ``train`` at once);
 - :mod:`.source`: what a measurement was measured with besides its configuration;
+- :mod:`.targets`: what a search can minimise (the write's time, the read's, both);
 - :mod:`.records`: one record as a :class:`~.records.Measurement`, and flat rows of them;
 - :mod:`.columns`, :mod:`.segments`, :mod:`.cache`: the columnar cache beside the journal;
 - :mod:`.views`: frames, measurements and light records read from the cache;

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from iotune.store.journal import SCHEMA_VERSION
 from iotune.store.source import source_of
+from iotune.store.targets import TARGETS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,11 +27,6 @@ if TYPE_CHECKING:
 #: The phases whose times a record may carry: the write's (``total`` being its open to
 #: close) and the read's (``read_total`` being its open to close).
 PHASES = ("total", "open", "write", "close", "read_total", "read_open", "read", "read_close")
-#: What a search can minimise: the write's time, the read's, or both added (see
-#: :meth:`PhaseTimes.for_target`).
-TARGETS = ("write", "read", "total")
-#: The flat-row column (:meth:`Measurement.row`) holding each target's time.
-TARGET_COLUMNS = {"write": "write_time", "read": "read_time", "total": "io_time"}
 
 #: Prefix of a flat row's columns of the hints a run read back (``in_effect.cb_nodes``).
 IN_EFFECT_PREFIX = "in_effect."

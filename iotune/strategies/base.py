@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from iotune.store.records import Measurement
 
 Configuration = dict[str, Any]
+#: How a configuration's repeated times become one figure (``tune.statistic``).
 STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {
     "median": statistics.median,
     "mean": statistics.fmean,
@@ -59,7 +60,7 @@ class SearchContext(ABC):
 
     #: The kernel searched, for messages.
     kernel: str = "?"
-    #: The time minimised and modelled (:data:`iotune.store.records.TARGETS`).
+    #: The time minimised and modelled (:mod:`iotune.store.targets`).
     target: str = "write"
 
     def __init__(self, candidates: Sequence[Configuration], budget: int | None) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import ConfigError, DataError
+from iotune.model.fit import MAX_TERMS
 from iotune.model.from_measurements import fit_for_settings, with_settings
 from iotune.strategies.base import (
     Configuration,
@@ -75,7 +76,8 @@ class ModelGuided(Strategy):
         StrategyOption("top_k", 20, "paper: configurations run after the first fit"),
         StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit"),
         StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds"),
-        StrategyOption("max_terms", 7, "model terms at most (before monotonicity completion)"),
+        StrategyOption("max_terms", MAX_TERMS,
+                       "model terms at most (before monotonicity completion)"),
         StrategyOption("seed", 0, "seed for the design, the bootstrap and cross-validation"),
     )
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from iotune.model.fit import MAX_TERMS
 from iotune.strategies.base import SearchContext, Strategy, StrategyOption, register_strategy
 from iotune.strategies.coverage import space_filling
 from iotune.strategies.proposers import (
@@ -69,7 +70,8 @@ class Portfolio(Strategy):
         StrategyOption("members", 16, "bootstrap models in the model's ensemble"),
         StrategyOption("kappa", 0.5, "weight of the model's doubt in the doubt proposer's "
                                      "lower confidence bound (standard deviations)"),
-        StrategyOption("max_terms", 7, "model terms at most (before monotonicity completion)"),
+        StrategyOption("max_terms", MAX_TERMS,
+                       "model terms at most (before monotonicity completion)"),
         StrategyOption("seed", 0, "seed of the design, the draws and the bootstrap"),
     )
 

@@ -40,10 +40,10 @@ from iotune.model.from_measurements import (
     fit_for_settings,
     model_columns,
     prepare,
-    target_column,
     timed_rows,
     with_settings,
 )
+from iotune.store.targets import target_column
 
 if TYPE_CHECKING:
     import pandas as pd

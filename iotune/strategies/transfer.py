@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from iotune.model.from_measurements import target_column, timed_rows, with_settings
+from iotune.model.from_measurements import timed_rows, with_settings
+from iotune.store.targets import target_column
 
 if TYPE_CHECKING:
     import pandas as pd

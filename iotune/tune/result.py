@@ -15,16 +15,11 @@ from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import now_iso
+from iotune.store.targets import TARGET_TABLE
 from iotune.strategies.base import Evaluation
 from iotune.strategies.racing import CONFIDENCE, Budget, Choice, estimate
 
 TUNED_SCHEMA_VERSION = 1
-#: What the times of a tuned document measure, by target.
-TARGET_TIMES = {
-    "write": "write open to close (max over ranks)",
-    "read": "read-back open to close (max over ranks); the file was written untimed before",
-    "total": "write open to close plus read-back open to close (each max over ranks)",
-}
 
 
 @dataclass
@@ -154,7 +149,7 @@ class TuneResult:
             "kernel": self.kernel,
             "kernel_args": self.params,
             "target": self.target,
-            "target_time": TARGET_TIMES[self.target],
+            "target_time": TARGET_TABLE[self.target].time,
             "cores": self.cores,
             "nodes": self.nodes,
             "system": self.system,

@@ -21,11 +21,7 @@ from iotune.backends import backend_class, known_backends
 from iotune.config import Config, KernelConfig
 from iotune.errors import ConfigError
 from iotune.kernel_specs import get_kernel
-from iotune.store.records import TARGETS
-
-#: The ``access`` each target needs when none is given, and the accesses that time it.
-NEEDED_ACCESS = {"write": "write", "read": "read", "total": "both"}
-TIMED_BY = {"write": ("write", "both"), "read": ("read", "both"), "total": ("both",)}
+from iotune.store.targets import TARGET_TABLE, TARGETS
 
 
 def with_target(config: Config, target: str | None, where: str = "--target",
@@ -55,13 +51,14 @@ def with_target(config: Config, target: str | None, where: str = "--target",
         if not spec.has_reads:
             raise ConfigError(f"{source}: {chosen}: kernel '{spec.name}' has no read phase "
                               "(vpic and ior have one)")
-    if given is not None and given not in TIMED_BY[chosen]:
+    timed_by = TARGET_TABLE[chosen].timed_by
+    if given is not None and given not in timed_by:
         raise ConfigError(
             f"kernel.args.access: {given!r} does not time the {chosen} target of {source} "
-            f"(it needs access {' or '.join(TIMED_BY[chosen])}; leave access out to have it "
+            f"(it needs access {' or '.join(timed_by)}; leave access out to have it "
             "set)")
     if given is None and chosen != "write":
-        params["access"] = NEEDED_ACCESS[chosen]
+        params["access"] = TARGET_TABLE[chosen].needs_access
         kernel = KernelConfig(config.kernel.name, tuple(params.items()))
         config = dataclasses.replace(config, kernel=kernel)
     return dataclasses.replace(config, tune=dataclasses.replace(config.tune, target=chosen))
