@@ -17,6 +17,7 @@ from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.kernel_specs import get_kernel
 from iotune.settings.values import HINT_PREFIX
+from iotune.sim.simulate import BACKEND
 from iotune.store import now_iso
 from iotune.store.source import describe_source
 
@@ -35,7 +36,7 @@ def sim_pattern(kernel: str, cores: int, params: Mapping[str, Any], cores_per_no
 class SimBackend(Backend):
     """Simulated measurements on a system preset (``backend.system``, e.g. ``hopper``)."""
 
-    name = "sim"
+    name = BACKEND  # the simulator labels its own frames with the same name
     provenance = "simulated"
     label = "SIMULATED"
     models = "the simulated Lustre system"

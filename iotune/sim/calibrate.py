@@ -46,6 +46,7 @@ from scipy.optimize import least_squares
 
 from iotune.errors import ConfigError, IotuneError
 from iotune.sim.paper import PaperRow, model_point, paper_rows
+from iotune.sim.simulate import BACKEND
 from iotune.sim.system import SimSystem, load_system
 
 FloatArray = npt.NDArray[np.float64]
@@ -206,7 +207,7 @@ def split_table(system: SimSystem, training_cores: Sequence[int],
             "speedup_error": point.speedup / row.speedup - 1.0,
         })
     frame = pd.DataFrame(records)
-    frame.attrs.update({"backend": "sim", "system": system.name})
+    frame.attrs.update({"backend": BACKEND, "system": system.name})
     return frame
 
 
@@ -316,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.format == "table":
         print(format_report(system, result, frame))
     else:
-        out = frame.assign(backend="sim", system=system.name)
+        out = frame.assign(backend=BACKEND, system=system.name)
         print(out.to_csv(index=False) if args.format == "csv"
               else out.to_json(orient="records", indent=2), end="" if args.format == "csv"
               else "\n")

@@ -25,6 +25,8 @@ from iotune.workload.pattern import Pattern
 
 FloatArray = npt.NDArray[np.float64]
 Configs = pd.DataFrame | Mapping[str, Any] | None
+#: The backend name of every simulated result: the simulator's frames and stored records
+#: and the ``sim`` backend all carry it.
 BACKEND = "sim"
 
 

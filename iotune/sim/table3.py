@@ -33,7 +33,7 @@ import pandas as pd
 
 from iotune.errors import ConfigError, IotuneError
 from iotune.sim.paper import PAPER_TABLE3, model_point, paper_rows
-from iotune.sim.simulate import as_system, simulate_times
+from iotune.sim.simulate import BACKEND, as_system, simulate_times
 from iotune.sim.system import SimSystem
 
 __all__ = ["PAPER_TABLE3", "REPETITIONS", "format_table", "main", "split_of", "table3"]
@@ -99,7 +99,7 @@ def table3(system: SimSystem | str = "hopper", *, noise: float = 1.0,
             }
         )
     frame = pd.DataFrame(rows)
-    frame.attrs.update({"backend": "sim", "system": spec.name, "noise": float(noise),
+    frame.attrs.update({"backend": BACKEND, "system": spec.name, "noise": float(noise),
                         "repetitions": repetitions, "seed": seed,
                         "training_cores": spec.calibration.training_cores
                         if spec.calibration is not None else ()})
@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IotuneError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return getattr(exc, "exit_code", 1)
-    labelled = frame.assign(backend="sim", system=frame.attrs["system"],
+    labelled = frame.assign(backend=BACKEND, system=frame.attrs["system"],
                             noise=frame.attrs["noise"])
     if args.format == "table":
         print(format_table(frame))

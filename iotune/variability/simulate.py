@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from iotune.errors import ConfigError
 from iotune.sim.noise import check_noise_level
+from iotune.sim.simulate import BACKEND
 from iotune.sim.system import NoiseSpec
 from iotune.store import Store
 from iotune.variability.probe import PROBE_SIZE, ProbeSettings, check_probe_size
@@ -164,7 +165,7 @@ def simulate_probe_trace(system: SimSystem, rounds: int, rng: np.random.Generato
         at = start + i * interval_s
         record: dict[str, Any] = {
             "campaign": "probe", "kind": "latency", "probe_id": probe_id, "round": i,
-            "backend": "sim", "provenance": "simulated", "system": system.name,
+            "backend": BACKEND, "provenance": "simulated", "system": system.name,
             "fs_type": "lustre (simulated)", "size_bytes": size, "time": at,
             "targets": [{"target": f"OST{j:04x}", "ost": j, "at": at,
                          "latency_s": float(latencies[i, j]), "state": str(states[i, j])}
