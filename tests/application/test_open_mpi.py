@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
     not OPEN_MPI, reason="Open MPI is not installed beside MPICH (scripts/setup.sh installs it)")]
 
 REPO = Path(__file__).resolve().parents[2]
-PROGRAM = REPO / "tests" / "tuning" / "programs" / "show_hints.c"
+PROGRAM = REPO / "tests" / "apply" / "programs" / "show_hints.c"
 #: The venv whose mpi4py and h5py are built against Open MPI (scripts/setup.sh).
 OPENMPI_PYTHON = Path(os.environ.get("IOTUNE_OPENMPI_VENV", REPO / ".venv-openmpi")) / \
     "bin" / "python"

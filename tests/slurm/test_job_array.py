@@ -20,7 +20,7 @@ from iotune.train import plan_campaign
 
 pytestmark = [pytest.mark.slurm]
 
-APP = Path(__file__).resolve().parents[1] / "reliability" / "slow_app.py"
+APP = Path(__file__).resolve().parents[1] / "train" / "slow_app.py"
 TASKS = 4
 REPETITIONS = 6  # x 2 configurations of 1.5 s each: 12 runs, two tasks at a time
 

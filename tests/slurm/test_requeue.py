@@ -26,7 +26,7 @@ from iotune.train import plan_campaign
 # `-m "not slow"` leaves it out of a quick local run; CI (`make test`) runs it.
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
-APP = Path(__file__).resolve().parents[1] / "reliability" / "slow_app.py"
+APP = Path(__file__).resolve().parents[1] / "train" / "slow_app.py"
 #: x 2 configurations of 2 s each: 120 s of runs, more than the first start gets. Slurm
 #: signals at most 90 s in; a campaign shorter than that can end before the signal, and the
 #: test then checks nothing (with 20 repetitions, 80 s, it did on a quiet machine).
