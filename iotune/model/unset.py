@@ -20,6 +20,7 @@ unset (the fit had no offset to learn for it).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,13 +67,18 @@ def apply_unset(frame: pd.DataFrame, encoding: Encoding) -> pd.DataFrame:
     apply). A column the frame lacks counts as unset on every row."""
     if not encoding:
         return frame
-    out = frame.copy()
+    # Built as one frame: a bootstrap applies this to every member's rows and candidates,
+    # and setting columns one by one costs pandas a block insert each.
+    encoded: dict[str, Any] = {}
     for column, stand_in in encoding:
-        present = out[column] if column in out.columns else pd.Series(np.nan, index=out.index)
+        present = (frame[column] if column in frame.columns
+                   else pd.Series(np.nan, index=frame.index))
         unset = present.isna().to_numpy()
         if stand_in is None:
-            out[column] = present.astype(object).where(~unset, UNSET)
+            encoded[column] = present.astype(object).where(~unset, UNSET)
         else:
-            out[indicator_column(column)] = np.where(unset, "no", "yes")
-            out[column] = pd.to_numeric(present, errors="coerce").fillna(stand_in)
-    return out
+            encoded[indicator_column(column)] = np.where(unset, "no", "yes")
+            encoded[column] = pd.to_numeric(present, errors="coerce").fillna(stand_in)
+    order = [*frame.columns, *(c for c in encoded if c not in frame.columns)]
+    return pd.DataFrame({c: encoded[c] if c in encoded else frame[c] for c in order},
+                        index=frame.index)
