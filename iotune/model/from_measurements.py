@@ -53,6 +53,16 @@ def timed_rows(frame: pd.DataFrame, target: str = "write") -> pd.DataFrame:
     return frame[frame[column].notna()]
 
 
+def model_view(frame: pd.DataFrame, names: Sequence[str], target: str = "write"
+               ) -> pd.DataFrame:
+    """Only the columns of ``frame`` a model of ``target`` over ``names`` reads (the
+    settings, ``cores``, the target's time): filtering a store's wide frame row by row would
+    copy every other column too."""
+    wanted = [c for c in dict.fromkeys([*names, "cores", target_column(target)])
+              if c in frame.columns]
+    return frame[wanted]
+
+
 def with_settings(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
     """The rows of ``frame`` that have at least one of the settings ``names`` (not default runs)."""
     present = [n for n in names if n in frame.columns]

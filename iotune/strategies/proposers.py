@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from iotune.model.from_measurements import model_view
 from iotune.strategies.base import Configuration, Evaluation, SearchContext
 from iotune.strategies.coverage import Axes, candidate_axes, distances_to
 from iotune.strategies.racing import ranked
@@ -210,6 +211,8 @@ class TransferProposer(Proposer):
         self.forecast: Forecast | None = None
         context = state.context
         frame = context.training_frame()
+        if frame is not None:
+            frame = model_view(frame, state.names, context.target)
         cores = int(context.candidate_frame()["cores"].iloc[0]) if state.candidates else 0
         self.scales = training_scales(frame, state.names, cores)
         if frame is not None and self.scales:

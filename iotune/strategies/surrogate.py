@@ -39,6 +39,7 @@ from iotune.model.from_measurements import (
     aggregate_runs,
     fit_for_settings,
     model_columns,
+    model_view,
     prepare,
     timed_rows,
     with_settings,
@@ -129,10 +130,7 @@ def _configurations(frame: pd.DataFrame, names: Sequence[str], target: str,
     appearance, each with its runs in :data:`WEIGHT`) and the fastest run's time; None when
     no numeric setting varies."""
     column = target_column(target)
-    # Only the columns the model reads: filtering a store's wide frame row by row would
-    # copy every other column too.
-    wanted = [c for c in dict.fromkeys([*names, "cores", column]) if c in frame.columns]
-    narrow = timed_rows(frame[wanted], target)
+    narrow = timed_rows(model_view(frame, names, target), target)
     numeric, categorical = model_columns(names, narrow)
     if not numeric:
         return None, 0.0
