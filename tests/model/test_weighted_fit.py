@@ -11,7 +11,7 @@ from model_data import eq5_frame
 
 from iotune.errors import DataError
 from iotune.model import fit_model, load_model, model_to_dict, save_model
-from iotune.model.from_measurements import WEIGHT, aggregate_runs, fit_for_settings
+from iotune.model.from_measurements import WEIGHT, aggregate_runs, fit_for_settings, model_view
 
 PARAMS = ["c", "s", "a", "f"]
 
@@ -169,3 +169,12 @@ def test_fit_for_settings_takes_a_weight_column() -> None:
     again = fit_for_settings(rows, names, 6, seed=2, weights=WEIGHT, aggregate=True)
     same_fit(weighted, fit_for_settings(frame, names, 6, seed=2), on=rows)
     same_fit(again, weighted, on=rows)
+
+
+def test_the_model_view_keeps_the_settings_the_scale_and_the_target_time_only():
+    wide = pd.DataFrame({"stripe_count": [1, 2], "cores": [4, 4], "read_time": [0.5, 0.4],
+                         "write_time": [1.0, 2.0], "hostname": ["a", "b"], "run_id": [1, 2]})
+    assert list(model_view(wide, ["stripe_count", "cb_nodes"]).columns) == [
+        "stripe_count", "cores", "write_time"]
+    assert list(model_view(wide, ["stripe_count"], "read").columns) == [
+        "stripe_count", "cores", "read_time"]
