@@ -15,35 +15,18 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
+from slow_program import write_slow_config
 
 from iotune.config import load_config
 from iotune.execution.interrupt import REQUEUE_EXIT, ended_by_signal
 from iotune.store import Store
 from iotune.train import plan_campaign
 
-HERE = Path(__file__).resolve().parent
 REPETITIONS = 3  # x 2 configurations = 6 planned runs
 
 
 def write_config(tmp_path: Path, seconds: float) -> Path:
-    scratch = tmp_path / "scratch"
-    pids = tmp_path / "pids"
-    scratch.mkdir(exist_ok=True)
-    pids.mkdir(exist_ok=True)
-    (pids / "seconds").write_text(str(seconds))
-    program = f"{sys.executable} {HERE / 'slow_app.py'} {{scratch}}/out.bin {pids}"
-    config = {
-        "system": {"scratch": str(scratch), "cores_per_node": 2, "timeout": "2m"},
-        "store": "store.jsonl",
-        "kernel": {"command": program, "metric": {"regex": r"write time: ([0-9.]+)"},
-                   "preload": "no"},
-        "space": {"romio_cb_write": ["enable", "disable"]},
-        "train": {"repetitions": REPETITIONS, "scales": [{"cores": 1, "design": "full"}]},
-    }
-    path = tmp_path / "iotune.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
+    return write_slow_config(tmp_path, seconds, REPETITIONS)
 
 
 def start_train(config: Path, *extra: str) -> subprocess.Popen[str]:

@@ -14,33 +14,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import yaml
+from slow_program import write_slow_config
 
 from iotune.config import load_config
 from iotune.store import Store
 from iotune.store.claims import claims_path
 from iotune.train import plan_campaign
 
-HERE = Path(__file__).resolve().parent
 WORKERS = 4
-
-
-def write_config(tmp_path: Path, seconds: float, repetitions: int) -> Path:
-    scratch, pids = tmp_path / "scratch", tmp_path / "pids"
-    scratch.mkdir()
-    pids.mkdir()
-    (pids / "seconds").write_text(str(seconds))
-    program = f"{sys.executable} {HERE / 'slow_app.py'} {{scratch}}/out.bin {pids}"
-    path = tmp_path / "iotune.yaml"
-    path.write_text(yaml.safe_dump({
-        "system": {"scratch": str(scratch), "cores_per_node": 2, "timeout": "2m"},
-        "store": "store.jsonl",
-        "kernel": {"command": program, "metric": {"regex": r"write time: ([0-9.]+)"},
-                   "preload": "no"},
-        "space": {"romio_cb_write": ["enable", "disable"]},
-        "train": {"repetitions": repetitions, "scales": [{"cores": 1, "design": "full"}]},
-    }))
-    return path
 
 
 def start_worker(config: Path) -> subprocess.Popen[str]:
@@ -71,7 +52,7 @@ def check_each_run_once(config: Path) -> list[dict]:
 
 
 def test_four_workers_without_fcntl_locks_measure_each_run_once(tmp_path):
-    config = write_config(tmp_path, seconds=0.3, repetitions=8)  # 16 runs
+    config = write_slow_config(tmp_path, seconds=0.3, repetitions=8)  # 16 runs
     workers = [start_worker(config) for _ in range(WORKERS)]
     outputs = [w.communicate(timeout=300) for w in workers]
     assert [w.returncode for w in workers] == [0] * WORKERS, outputs
@@ -89,7 +70,7 @@ def test_four_workers_without_fcntl_locks_measure_each_run_once(tmp_path):
 
 
 def test_a_worker_killed_mid_run_leaves_its_run_to_the_others(tmp_path):
-    config = write_config(tmp_path, seconds=1.0, repetitions=5)  # 10 runs
+    config = write_slow_config(tmp_path, seconds=1.0, repetitions=5)  # 10 runs
     victim = start_worker(config)
     deadline = time.monotonic() + 120
     while programs_started(tmp_path) < 1:  # the victim is measuring its first run
