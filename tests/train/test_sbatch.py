@@ -5,12 +5,16 @@ from iotune.train import plan_campaign
 from iotune.train.jobscript import job_script
 
 
+def two_scale_campaign(write_config):
+    """A campaign of 2 repetitions at 2 and 4 cores on nodes of 2 cores, and its plans."""
+    config = load_config(write_config({"system": {"cores_per_node": 2},
+                                       "train": {"repetitions": 2,
+                                                 "scales": [{"cores": 2}, {"cores": 4}]}}))
+    return config, plan_campaign(config)
+
+
 def test_job_script_lines(write_config, tmp_path):
-    path = write_config({"system": {"cores_per_node": 2},
-                         "train": {"repetitions": 2,
-                                   "scales": [{"cores": 2}, {"cores": 4}]}})
-    config = load_config(path)
-    plans = plan_campaign(config)
+    config, plans = two_scale_campaign(write_config)
     text = job_script(config, plans, per_run=30.0, partition="debug")
     lines = text.splitlines()
     assert lines[0] == "#!/bin/bash"
@@ -19,14 +23,14 @@ def test_job_script_lines(write_config, tmp_path):
         "#SBATCH --nodes=2",
         "#SBATCH --ntasks=4",
         "#SBATCH --time=00:12:00",  # 8 configurations x 2 reps x 30 s x 1.5
-        f"#SBATCH --output={path.resolve().parent / 'iotune-train-%j.out'}",
+        f"#SBATCH --output={config.path.resolve().parent / 'iotune-train-%j.out'}",
         "#SBATCH --partition=debug",
         "#SBATCH --requeue",  # no account directive without --account
         "#SBATCH --signal=B:USR1@120",
         "#SBATCH --open-mode=append",
     ]
     assert lines[10].startswith("# iotune ")
-    assert f"{sys.executable} -m iotune train -c {path.resolve()} &" in lines
+    assert f"{sys.executable} -m iotune train -c {config.path.resolve()} &" in lines
     assert lines[-1] == 'exit "$status"'
 
 
@@ -55,7 +59,7 @@ def test_job_script_requeues_itself_on_the_time_limit_signal_only(write_config, 
                 f"{'sleep 30 & wait' if sent else 'exit 0'}'")
         script = tmp_path / f"job-{name}.sh"
         script.write_text(text.replace(
-            f"{sys.executable} -m iotune train -c {path.resolve()}", fake))
+            f"{sys.executable} -m iotune train -c {config.path.resolve()}", fake))
         job = subprocess.Popen(["bash", str(script)], text=True,
                                env={"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log),
                                     "SLURM_JOB_ID": "42"})
@@ -70,16 +74,12 @@ def test_job_script_requeues_itself_on_the_time_limit_signal_only(write_config, 
 
 
 def test_an_array_script_shares_the_campaign_among_its_tasks(write_config, tmp_path):
-    path = write_config({"system": {"cores_per_node": 2},
-                         "train": {"repetitions": 2,
-                                   "scales": [{"cores": 2}, {"cores": 4}]}})
-    config = load_config(path)
-    plans = plan_campaign(config)
+    config, plans = two_scale_campaign(write_config)
     text = job_script(config, plans, per_run=300.0, array=4)
     lines = text.splitlines()
     assert "#SBATCH --array=0-3" in lines
     assert "#SBATCH --time=00:30:00" in lines  # 16 runs x 300 s x 1.5 / 4 tasks
-    assert f"#SBATCH --output={path.resolve().parent / 'iotune-train-%A_%a.out'}" in lines
+    assert f"#SBATCH --output={config.path.resolve().parent / 'iotune-train-%A_%a.out'}" in lines
     assert "#SBATCH --requeue" in lines
     assert any("iotune status -c" in line for line in lines)
 
