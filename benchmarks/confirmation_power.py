@@ -40,13 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from scipy.stats import t as student_t
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from landscapes_lib import CORES_COLUMN, FASTER, SLOWER, TIME_COLUMN, stretch  # noqa: E402
+from landscapes_lib import FASTER, SLOWER, open_backend, stretch  # noqa: E402
 
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes" / "ior_64ranks.csv"
 #: One-sided level of the race's test (its two-sided 90% interval's lower end).
@@ -63,25 +62,19 @@ class Landscape:
 
 
 def load(path: Path, factor: float) -> Landscape:
-    """The largest scale of ``path`` with every configuration's runs stretched ``factor``
-    times; the row with every setting empty is the default."""
-    frame = pd.read_csv(path)
-    frame = frame[frame[CORES_COLUMN] == frame[CORES_COLUMN].max()]
-    settings = [c for c in frame.columns if c not in (CORES_COLUMN, TIME_COLUMN)]
-    keys = frame[settings].apply(lambda row: tuple(None if pd.isna(v) else v for v in row),
-                                 axis=1)
-    default, runs = None, []
-    for key, times in frame[TIME_COLUMN].groupby(keys):
-        logs = np.log(stretch(times.to_numpy(dtype=float), factor))
-        if all(v is None for v in key):
-            default = float(np.median(logs))
-        else:
-            runs.append(logs)
-    if default is None:
+    """The largest scale of ``path`` as the replay backend reads it, every configuration's
+    runs stretched ``factor`` times; the configuration with no setting is the default."""
+    backend = open_backend(path)
+    recorded = backend.recorded(max(backend.scales()))
+    defaults = [r for r in recorded if not r.settings]
+    if not defaults:
         raise SystemExit(f"{path.name}: no default row (every setting empty)")
+    runs = [np.log(stretch(np.asarray(r.times, dtype=float), factor))
+            for r in recorded if r.settings]
     if min(len(r) for r in runs) < 2:
         raise SystemExit(f"{path.name}: every configuration needs repeats to show its spread")
-    return Landscape(runs, np.array([np.median(r) for r in runs]), default)
+    default = np.log(stretch(np.asarray(defaults[0].times, dtype=float), factor))
+    return Landscape(runs, np.array([np.median(r) for r in runs]), float(np.median(default)))
 
 
 def pooled_spread(landscape: Landscape) -> float:
