@@ -12,11 +12,12 @@ spends each next run:
    the first runs are already better than blind ones. Without, a space-filling design of
    ``initial`` x the budget configurations (rounded up, at least 3: the fewest the model
    can be fitted on) gives every proposer something to learn from.
-2. **Each next run.** Every active proposer names an unevaluated candidate. One proposer is
-   drawn by *Thompson sampling*: each has a Beta(``prior`` + credit, ``prior`` + debit)
-   belief about how good its proposals are, one draw is taken from each, the highest wins,
-   and its candidate is measured. Every proposer that named the same candidate shares the
-   outcome.
+2. **Each next run.** Every active proposer names an unevaluated candidate. Each proposer
+   has a Beta(``prior`` + credit, ``prior`` + debit) belief about how good its proposals
+   are; the one with the highest mean plus one standard deviation of it (optimism where
+   little is known, :func:`optimistic_score`) wins, and its candidate is measured. The
+   model takes every other run regardless while its ranking skill is better than chance
+   (credit above debit). Every proposer that named the same candidate shares the outcome.
 3. **Credit.** A measured proposal earns its *quantile* among the target scale's measured
    configurations (the share of them that are slower; a failure earns 0) as credit and
    the rest as debit. So a proposer whose picks land among the fast configurations is asked
@@ -29,6 +30,7 @@ spends each next run:
 
 The model stays the heart of it: it is fitted on everything measured, its final fit is the
 one the report shows, and its predictions are the ones recorded against each evaluation.
+``docs/strategies.md`` explains every constant.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from iotune.strategies.surrogate import MIN_CONFIGURATIONS, final_model
 
 @register_strategy
 class Portfolio(Strategy):
-    """The model, transfer, TPE, local and space-filling proposers sharing the budget."""
+    """The model and five proposers that fail differently, sharing the budget."""
 
     name = "portfolio"
     options = (
