@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a landscape CSV with repeats (default: ior_64ranks.csv)")
     parser.add_argument("--budget", type=int, default=30)
     parser.add_argument("--factors", default="1,2,4", help="log-spread factors")
-    parser.add_argument("--searches", default="4,8,12,16,20",
+    parser.add_argument("--searches", default="1,2,4,8,12,16,20",
                         help="configurations searched before confirming")
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
