@@ -6,21 +6,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from cli_result import error_line, invoke
 from click.testing import CliRunner
 
 from iotune.cli.main import cli
-
-
-def invoke(*args):
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output
-    return result
-
-
-def error_line(result):
-    lines = [line for line in result.output.splitlines() if line.startswith("iotune: error:")]
-    assert len(lines) == 1, result.output
-    return lines[0][len("iotune: error: "):]
 
 
 def test_unknown_setting(write_config):

@@ -4,9 +4,8 @@ import itertools
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from cli_result import error_line, invoke
 
-from iotune.cli.main import cli
 from iotune.config import load_config
 from iotune.errors import ConfigError
 from iotune.settings.space import Limits, SearchSpace
@@ -54,18 +53,6 @@ def replay_config(tmp_path, monkeypatch):
         return path
 
     return write
-
-
-def invoke(*args):
-    result = CliRunner().invoke(cli, [*args])
-    assert "Traceback" not in result.output, result.output
-    return result
-
-
-def error_line(result):
-    lines = [line for line in result.output.splitlines() if line.startswith("iotune: error:")]
-    assert len(lines) == 1, result.output
-    return lines[0][len("iotune: error: "):]
 
 
 def frozen(settings):
