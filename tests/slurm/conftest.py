@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from iotune.store.lock import process_exists
+
 DAEMONS = ("slurmctld", "slurmd", "munged", "sbatch", "sinfo", "squeue", "scontrol", "srun")
 
 
@@ -24,14 +26,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _ensure_munge() -> int | None:
@@ -129,7 +123,7 @@ def _stop_pid(pid: int) -> None:
     except ProcessLookupError:
         return
     for _ in range(100):
-        if not _pid_alive(pid):
+        if not process_exists(pid):
             return
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)

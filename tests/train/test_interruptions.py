@@ -20,6 +20,7 @@ from slow_program import write_slow_config
 from iotune.config import load_config
 from iotune.execution.interrupt import REQUEUE_EXIT, ended_by_signal
 from iotune.store import Store
+from iotune.store.lock import process_exists
 from iotune.train import plan_campaign
 
 REPETITIONS = 3  # x 2 configurations = 6 planned runs
@@ -59,18 +60,10 @@ def wait_for_program(tmp_path: Path, count: int, proc: subprocess.Popen[str]) ->
     pytest.fail(f"run {count} never started")
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def gone_within(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not alive(pid):
+        if not process_exists(pid):
             return True
         time.sleep(0.05)
     return False
