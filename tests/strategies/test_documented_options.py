@@ -6,6 +6,7 @@ the table did not) would have them reason from a setting the tune does not use.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -19,6 +20,7 @@ HEADING = re.compile(r"^### `([a-z_]+)`")
 ROW = re.compile(r"^\| `([a-z_]+)` \| ([^|]+) \|")
 
 
+@functools.cache
 def documented_options() -> dict[str, dict[str, str]]:
     """Per strategy section (``### `name` ...``), its option table: name -> default text."""
     tables: dict[str, dict[str, str]] = {}
