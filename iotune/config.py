@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from iotune.errors import ConfigError
 from iotune.execution.launchers import make_launcher
+from iotune.inputs import parse_yaml, read_text
 from iotune.kernel_specs import get_kernel
 from iotune.settings.space import Limits, SearchSpace
 from iotune.settings.units import parse_duration
@@ -301,26 +300,12 @@ class _Section:
 def load_config(path: str | os.PathLike[str]) -> Config:
     """Read and validate the YAML config at ``path``; raises ConfigError on any problem."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read config: {exc.strerror}") from None
-    return parse_config(text, source=p)
+    return parse_config(read_text(p, "config file"), source=p)
 
 
 def parse_config(text: str, source: Path | None = None) -> Config:
     """Validate YAML ``text``; relative paths resolve against ``source``'s directory."""
-    name = str(source) if source else "<config>"
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        raise ConfigError(f"{name}: malformed YAML at {where}: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{name}: malformed YAML: {exc}") from None
+    raw = parse_yaml(text, str(source) if source else "<config>")
     if raw is None:
         raw = {}
     base = source.resolve().parent if source else Path.cwd()
@@ -517,6 +502,9 @@ def default_config_path(cwd: Path | None = None) -> Path | None:
     local = (cwd or Path.cwd()) / "iotune.yaml"
     if local.is_file():
         return local
+    if local.exists():
+        raise ConfigError(f"{local}: is not a regular file; the config without -c is "
+                          "./iotune.yaml (move it away or pass -c FILE)")
     env = os.environ.get("IOTUNE_CONFIG")
     if env:
         return Path(env)

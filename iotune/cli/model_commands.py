@@ -11,6 +11,7 @@ import click
 import pandas as pd
 
 from iotune.errors import DataError
+from iotune.inputs import read_csv
 from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
 from iotune.model.fit import CV_FOLDS, MAX_TERMS, MIN_GAIN
 from iotune.model.io import dump_yaml
@@ -45,10 +46,7 @@ def read_data(path: Path) -> pd.DataFrame:
                             "(pip install 'iotune[parquet]')") from None
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: cannot read as Parquet ({exc})") from exc
-    try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+    return read_csv(path)
 
 
 def skip_default_runs(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -35,6 +35,7 @@ import numpy as np
 import yaml
 
 from iotune.errors import ConfigError, DataError
+from iotune.inputs import load_yaml
 from iotune.kernel_specs import Feature, get_kernel, kernels_with
 from iotune.settings.units import format_bytes
 
@@ -216,14 +217,7 @@ def write_proxy(path: Path, document: Mapping[str, Any]) -> None:
 def read_proxy(path: str | os.PathLike[str]) -> Proxy:
     """Read and validate a proxy file."""
     where = str(path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: no such proxy file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{where}: is a directory, not a proxy file") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    raw = load_yaml(path, "proxy file")
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a mapping with kernel and args")
     version = raw.get("schema_version")

@@ -16,6 +16,7 @@ import yaml
 
 from iotune.errors import DataError
 from iotune.execution.files import file_sha256
+from iotune.inputs import load_yaml
 from iotune.model.categorical import CategoricalSpec
 from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
 from iotune.model.terms import Term
@@ -145,12 +146,7 @@ def save_model(model: Model, path: str | os.PathLike[str],
 
 def load_model(path: str | os.PathLike[str]) -> Model:
     """Read a model file written by :func:`save_model`; DataError if it is not one."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read model file ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from exc
+    data = load_yaml(path, "model file", DataError)
     try:
         return model_from_dict(data)
     except DataError as exc:
