@@ -10,6 +10,7 @@ import click
 from iotune import __version__
 from iotune.errors import IotuneError
 from iotune.execution.interrupt import INTERACTIVE_EXIT, Interrupted
+from iotune.printable import escaped
 
 
 class IotuneGroup(click.Group):
@@ -21,7 +22,8 @@ class IotuneGroup(click.Group):
         except IotuneError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"iotune: error: {exc}", err=True)
+            # one line even when the message quotes a value holding a newline
+            click.echo(f"iotune: error: {escaped(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except Interrupted as stop:
             click.echo(f"iotune: stopped by {stop.name}; what was recorded before is kept, "

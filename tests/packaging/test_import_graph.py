@@ -24,6 +24,7 @@ LAYERS = (
     "report",
     "apply",
     "tune",
+    "tuned",
     "train",
     "darshan",
     "backends",
@@ -41,6 +42,7 @@ LAYERS = (
     "settings",
     "templates",
     "ui",
+    "printable",
     "errors",
 )
 
