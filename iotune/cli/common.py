@@ -17,6 +17,7 @@ from iotune.backends import backend_class, known_backends
 from iotune.config import BackendConfig, Config, default_config_path, load_config
 from iotune.defaults import builtin_config, defaults_for_backend, with_proxy
 from iotune.errors import ConfigError
+from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
 from iotune.store.targets import TARGET_TABLE, TARGETS
@@ -184,6 +185,27 @@ def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     progress("iotune: no config found (./iotune.yaml, $IOTUNE_CONFIG); using built-in local "
              f"defaults (scratch {tempfile.gettempdir()})")
     return builtin_config()
+
+
+def in_use(config: Config | None, store: Path | None = None,
+           inputs: dict[str, Path | None] | None = None) -> InUse:
+    """What a command reads, which none of its outputs may replace: the store (``store``,
+    else the config's) with its side files, the config file (the config's, else the one
+    :func:`~iotune.config.default_config_path` finds), the replay data, and ``inputs``."""
+    config_file = config.path if config is not None else None
+    named = dict(inputs or {})
+    if config is not None:
+        named.setdefault("the replay data", config.backend.replay_data)
+    return InUse.of(stores=[store or (config.store if config is not None else None)],
+                    config=config_file or default_config_path(), inputs=named)
+
+
+def force_option(func: F) -> F:
+    """``--force``: replace an output file of another kind (never the store or config)."""
+    return click.option("--force", is_flag=True,
+                        help="Replace an existing output of another kind (a CSV, a script, "
+                             "a YAML file...); the store, its side files and the config in "
+                             "use are never replaced.")(func)
 
 
 def parse_assignments(items: Iterable[str], option: str) -> dict[str, Any]:
