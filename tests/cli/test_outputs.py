@@ -46,7 +46,7 @@ def refused(args: tuple[str, ...], target: Path, *words: str) -> str:
     result = invoke(*args)
     line = error_line(result)
     assert result.exit_code == 2, result.output
-    assert str(target.name) in line and all(w in line for w in words), line
+    assert target.name in line and all(w in line for w in words), line
     if before is not None:
         assert target.read_bytes() == before
     return line
@@ -315,6 +315,15 @@ def test_below_a_system_directory_scratch_is_fine(write_config, monkeypatch, tmp
     assert tmp.system.scratch == Path("/tmp")
     assert system_directory("/home/alice/run") is None
     assert system_directory("/dev/shm") is None
+
+
+def test_a_scratch_option_refuses_a_system_directory(work):
+    store = work / "iotune-store.jsonl"
+    before = store.read_bytes()
+    result = invoke("probe", "--scratch", "/etc", "--rounds", "1")
+    assert result.exit_code == 2
+    assert error_line(result).startswith("--scratch: /etc is a system directory")
+    assert store.read_bytes() == before
 
 
 def test_scratch_root_is_refused_through_the_cli_before_any_run(write_config, tmp_path):
