@@ -296,8 +296,9 @@ def characterize_command(log: Path, output: Path, force: bool, module: str, gap:
     from iotune.darshan.phases import trace_phases
     from iotune.darshan.summary import human_bytes
 
-    config = resolve_config(config_path)
-    guard = in_use(config, inputs={"the Darshan log": log})
+    # the config is read after the log (a missing log is the first thing to say), but its
+    # file is never an output
+    guard = in_use(None, inputs={"the Darshan log": log, "the config in use": config_path})
     check_output_file(output, "characterization", option="-o", in_use=guard, force=force)
     if scratch is not None:
         check_not_system_directory(scratch, "--scratch")
@@ -305,6 +306,7 @@ def characterize_command(log: Path, output: Path, force: bool, module: str, gap:
     found = trace_phases(log, module, gap)
     runs = plan(found.relevant, ior_api(api, found.module), ranks or DEFAULT_MAX_RANKS, cap,
                 direct)
+    config = resolve_config(config_path)
     if scratch is not None:
         config = dataclasses.replace(
             config, system=dataclasses.replace(config.system, scratch=scratch.resolve()))

@@ -333,3 +333,11 @@ def test_scratch_root_is_refused_through_the_cli_before_any_run(write_config, tm
     assert result.exit_code == 2
     assert error_line(result).startswith("system.scratch: / is the file-system root")
     assert not store.exists()  # refused at load, before the store was opened
+
+
+@pytest.mark.parametrize("command", ["proxy", "characterize"])
+def test_darshan_outputs_never_replace_their_log(work, command):
+    log = work / "app.darshan"
+    log.write_bytes(b"\x00darshan log bytes")
+    refused((command, "app.darshan", "-o", "app.darshan", "--force"), log,
+            "is the Darshan log")
