@@ -20,6 +20,10 @@ from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
+from iotune.store.cache import cache_path
+from iotune.store.claims import claims_path
+from iotune.store.journal import resolve_store_path
+from iotune.store.lock import lock_path
 from iotune.store.targets import TARGET_TABLE, TARGETS
 from iotune.ui.output import FORMATS, progress
 
@@ -187,17 +191,31 @@ def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     return builtin_config()
 
 
+def store_files(store: Path | None) -> list[tuple[str, Path]]:
+    """The files of a store path, each with what it is: the journal (and the store
+    directory, for a store that is one), its lock file, claims file and cache directory."""
+    if store is None:
+        return []
+    journal = resolve_store_path(store)
+    files = [("the store in use", journal), ("the store's lock file", lock_path(journal)),
+             ("the store's claims file", claims_path(journal)),
+             ("the store's cache directory", cache_path(journal))]
+    return [("the store in use", store), *files] if journal.parent == store else files
+
+
 def in_use(config: Config | None, store: Path | None = None,
            inputs: dict[str, Path | None] | None = None) -> InUse:
     """What a command reads, which none of its outputs may replace: the store (``store``,
     else the config's) with its side files, the config file (the config's, else the one
     :func:`~iotune.config.default_config_path` finds), the replay data, and ``inputs``."""
-    config_file = config.path if config is not None else None
     named = dict(inputs or {})
+    config_file = config.path if config is not None else None
+    if named.get("the config in use") is None:  # a -c not loaded yet may name it
+        named["the config in use"] = config_file or default_config_path()
     if config is not None:
         named.setdefault("the replay data", config.backend.replay_data)
-    return InUse.of(stores=[store or (config.store if config is not None else None)],
-                    config=config_file or default_config_path(), inputs=named)
+    return InUse.of([*store_files(store or (config.store if config is not None else None)),
+                     *named.items()])
 
 
 def force_option(func: F) -> F:

@@ -19,6 +19,7 @@ from iotune.cli.common import (
     parse_assignments,
     remove_orphaned_runs,
     resolve_config,
+    store_files,
     with_backend,
     with_command,
     with_kernel,
@@ -301,7 +302,7 @@ def export_frame(frame: Any, path: Path, guard: InUse, force: bool) -> None:
               help="Replace an existing file (never the store in use or its side files).")
 def init_command(output: Path, force: bool) -> None:
     """Write a commented starter config (./iotune.yaml) to edit."""
-    guard = InUse.of(stores=[_store_in_use()])
+    guard = InUse.of(store_files(_store_in_use()))
     check_output_file(output, "config", option="-o", in_use=guard, force=True)
     if (output.exists() or output.is_symlink()) and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")

@@ -29,7 +29,7 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -37,10 +37,6 @@ from typing import TypeVar
 import yaml
 
 from iotune.errors import ConfigError
-from iotune.store.cache import cache_path
-from iotune.store.claims import claims_path
-from iotune.store.journal import resolve_store_path
-from iotune.store.lock import lock_path
 
 T = TypeVar("T")
 
@@ -117,35 +113,19 @@ def check_not_system_directory(path: str | os.PathLike[str], where: str) -> None
 class InUse:
     """The paths a command reads, each with what it is: an output never replaces them.
 
-    Paths are compared by their real path (symbolic links followed); anything inside a
-    protected directory (the store's cache) counts as that directory.
+    Paths are compared by their real path (symbolic links followed); anything inside an
+    entry whose description ends in "directory" (the store's cache) counts as that entry.
+    The store's side files are named by the store layer; the CLI gathers them
+    (:func:`iotune.cli.common.in_use`).
     """
 
     entries: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, *, stores: Iterable[str | os.PathLike[str] | None] = (),
-           config: str | os.PathLike[str] | None = None,
-           inputs: Mapping[str, str | os.PathLike[str] | None] | None = None) -> InUse:
-        """The store(s) with their side files, the config file and named ``inputs``
-        (``{"the replay data": path}``); None entries are skipped."""
-        entries: list[tuple[str, str]] = []
-        for store in stores:
-            if store is None:
-                continue
-            journal = resolve_store_path(store)
-            if journal.parent != Path(store):
-                entries.append((_real(store), "the store in use"))
-            entries += [(_real(journal), "the store in use"),
-                        (_real(lock_path(journal)), "the store's lock file"),
-                        (_real(claims_path(journal)), "the store's claims file"),
-                        (_real(cache_path(journal)), "the store's cache directory")]
-        if config is not None:
-            entries.append((_real(config), "the config in use"))
-        for what, path in (inputs or {}).items():
-            if path is not None:
-                entries.append((_real(path), what))
-        return cls(tuple(entries))
+    def of(cls, entries: Iterable[tuple[str, str | os.PathLike[str] | None]]) -> InUse:
+        """From ``(what, path)`` pairs (``("the replay data", path)``); None paths are
+        skipped."""
+        return cls(tuple((_real(path), what) for what, path in entries if path is not None))
 
     def what(self, path: str | os.PathLike[str]) -> str | None:
         """What ``path`` is among these, else None."""

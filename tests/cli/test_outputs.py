@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from iotune.cli.common import in_use
 from iotune.config import load_config
 from iotune.errors import ConfigError
 from iotune.execution.outputs import (
-    InUse,
     atomic_write,
     check_output_dir,
     check_output_file,
@@ -259,12 +259,12 @@ def test_in_use_follows_symbolic_links(tmp_path):
     store = tmp_path / "st.jsonl"
     store.write_text('{"schema_version": 1}\n')
     (tmp_path / "link.yaml").symlink_to(store)
-    guard = InUse.of(stores=[store])
+    guard = in_use(None, store=store)
     with pytest.raises(ConfigError, match=r"^-o .*link.yaml: is the store in use"):
         check_output_file(tmp_path / "link.yaml", "tuned", option="-o", in_use=guard,
                           force=True)
     store_dir = tmp_path / "stdir"
-    guard = InUse.of(stores=[store_dir])
+    guard = in_use(None, store=store_dir)
     assert guard.what(store_dir / "measurements.jsonl") == "the store in use"
     assert guard.what(store_dir / "measurements.jsonl.cache" / "v1.seg") == \
         "the store's cache directory"
