@@ -17,6 +17,7 @@ from typing import Any
 
 from iotune.errors import ConfigError
 from iotune.execution.launchers import make_launcher
+from iotune.execution.outputs import check_not_system_directory
 from iotune.inputs import parse_yaml, read_text
 from iotune.kernel_specs import get_kernel
 from iotune.settings.space import Limits, SearchSpace
@@ -344,6 +345,8 @@ def _system(raw: Any, base: Path) -> SystemConfig:
     make_launcher(launcher, template, "system.launcher")  # validates name and template
     scratch = Path(os.path.expandvars(s.text("scratch", default=str(SystemConfig().scratch))
                                       )).expanduser()
+    scratch = scratch if scratch.is_absolute() else base / scratch
+    check_not_system_directory(scratch, "system.scratch")
     try:
         timeout = parse_duration(s.raw.get("timeout", SystemConfig().timeout_s))
     except ValueError as exc:
@@ -358,7 +361,7 @@ def _system(raw: Any, base: Path) -> SystemConfig:
                           "which takes the MPI-IO hints)")
     return SystemConfig(
         name=s.text("name"),
-        scratch=scratch if scratch.is_absolute() else base / scratch,
+        scratch=scratch,
         launcher=launcher,
         launcher_template=template,
         # this machine's cores, not the dataclass's 1: a config without it runs locally

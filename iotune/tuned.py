@@ -17,9 +17,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from iotune.errors import ConfigError
+from iotune.inputs import load_yaml
 from iotune.printable import one_line
 from iotune.settings.catalogue import SAFE_KEY
 from iotune.settings.values import normalise_settings
@@ -40,23 +39,7 @@ def read_tuned_file(path: Path) -> dict[str, Any]:
     """The tuned file at ``path`` with every field checked and ``settings`` in canonical
     form (``"4MiB"`` becomes ``4194304``). ConfigError naming the file (missing, unreadable,
     not UTF-8, not YAML, not a tuned file) or the field and its rule."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: tuned file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, not a tuned file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the tuned file ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                          f"{exc.start}); a tuned file is UTF-8 YAML") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: malformed YAML: {_one_line_message(exc)}") from None
+    doc = load_yaml(path, "tuned file")
     if not isinstance(doc, Mapping) or "settings" not in doc:
         raise ConfigError(f"{path}: not a tuned configuration (no 'settings' key); "
                           "produce one with 'iotune tune -o tuned.yaml'")
@@ -263,7 +246,3 @@ def _key_text(key: Any) -> str:
     """A key as it may be shown in a one-line message."""
     text = str(key)
     return repr(text) if not text.isprintable() else text
-
-
-def _one_line_message(exc: yaml.YAMLError) -> str:
-    return " ".join(str(exc).split())

@@ -111,7 +111,7 @@ def test_a_byte_that_is_not_utf8_is_refused_naming_the_file(tmp_path, where):
     result = invoke("apply", str(path))
     assert result.exit_code == 2
     line = error_line(result)
-    assert line.startswith(f"{path}: not UTF-8 text (byte 0x") and "at offset" in line
+    assert line.startswith(f"{path}: tuned file is not UTF-8 text (byte 0x") and "at offset" in line
 
 
 def test_a_directory_is_not_a_tuned_file(tmp_path):

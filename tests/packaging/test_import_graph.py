@@ -42,6 +42,7 @@ LAYERS = (
     "settings",
     "templates",
     "ui",
+    "inputs",
     "printable",
     "errors",
 )
