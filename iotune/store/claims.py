@@ -123,10 +123,13 @@ class ClaimBook:
                 self.state.recorded.setdefault(task, str(record["status"]))
         read = read_from(self.path, self._claims_offset, self._claims_lines)
         self._claims_offset, self._claims_lines = read.end, self._claims_lines + read.lines
-        for event in read.records:
-            self._apply(event)
+        for number, event in zip(read.numbers, read.records, strict=True):
+            try:
+                self._apply(event)
+            except (TypeError, ValueError, IndexError):  # an event with fields of the wrong type
+                read.damaged.append(number)
         if read.damaged:
-            self.damaged.extend(read.damaged)
+            self.damaged.extend(sorted(read.damaged))
             notice(self.path, "claims", Damage(tuple(self.damaged)))
         return self.state
 

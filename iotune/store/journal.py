@@ -191,19 +191,21 @@ def records_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
 @dataclass
 class LinesRead:
     """What :func:`read_from` read: the records, the byte after the last complete line,
-    the number of complete lines, and the line numbers of the damaged ones."""
+    the number of complete lines, the line numbers of the damaged ones and of the
+    records."""
 
     records: list[dict[str, Any]]
     end: int
     lines: int
     damaged: list[int]
+    numbers: list[int]
 
 
 def read_from(path: Path, offset: int, first_line: int = 0) -> LinesRead:
     """The complete lines of a journal from byte ``offset``, which starts line number
     ``first_line`` (from 0): their records, and the numbers of the lines that are not
     records (:func:`~iotune.store.damage.parse_line`)."""
-    read = LinesRead([], offset, 0, [])
+    read = LinesRead([], offset, 0, [], [])
     for record, end in journal_lines(path, offset):
         read.end = end
         read.lines += 1
@@ -211,6 +213,7 @@ def read_from(path: Path, offset: int, first_line: int = 0) -> LinesRead:
             read.damaged.append(first_line + read.lines)
         else:
             read.records.append(record)
+            read.numbers.append(first_line + read.lines)
     return read
 
 

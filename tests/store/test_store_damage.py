@@ -196,11 +196,13 @@ def test_garbage_in_the_claims_file_is_reported(write_config, tmp_path):
     count = len(_lines(claims))
     with claims.open("ab") as out:
         out.write(b'{"event": "claim", "wor\n\0\0\0\n')
+        out.write(json.dumps({"schema_version": 1, "campaign": "train", "event": "start",
+                              "id": "w", "pid": "abc"}).encode() + b"\n")
     status = invoke("status", "-c", str(config))
     assert status.exit_code == 0, status.output
     assert _warnings(status.output) == [
-        f"iotune: warning: claims {claims}: 2 damaged lines skipped (lines {count + 1}, "
-        f"{count + 2}); run 'iotune store check' for details"]
+        f"iotune: warning: claims {claims}: 3 damaged lines skipped (lines {count + 1}, "
+        f"{count + 2}, {count + 3}); run 'iotune store check' for details"]
 
 
 @pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)),
