@@ -23,7 +23,7 @@ def warn_once(journal: Path, label: str, damage: Damage) -> None:
     context = click.get_current_context(silent=True)
     told: set[str] = (context.find_root().meta.setdefault("iotune.damage_told", set())
                       if context is not None else _told)
-    key = f"{label}:{journal}"
+    key = f"{label}:{journal.resolve()}"  # one journal named two ways is warned about once
     if key in told:
         return
     told.add(key)

@@ -5,7 +5,9 @@ files. Appends here hold the store's lock (a lock file created with ``O_EXCL``, 
 no working ``fcntl`` locks across nodes; see :mod:`iotune.store.lock`), write one whole line
 with ``O_APPEND`` and ``fsync`` before returning, so a record is either fully on disk or
 absent. A line cut short by a crash (``kill -9`` mid-write) is ignored on read and
-sealed with a newline by the next append, so later records stay readable.
+sealed with a newline by the next append, so later records stay readable. Readers skip
+damaged lines and duplicate records and say which (:mod:`iotune.store.damage`); a file
+with bytes but no record is not a journal (:func:`check_journal_head`).
 
 A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``.
 
