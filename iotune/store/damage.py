@@ -37,8 +37,10 @@ def parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
         return None, "NUL bytes in the line"
     try:
         value = json.loads(raw)
-    except ValueError:
+    except ValueError:  # UnicodeDecodeError among them
         return None, "not JSON (cut short, garbled or garbage)"
+    except RecursionError:
+        return None, "JSON nested too deeply to read"
     if not isinstance(value, dict):
         return None, f"JSON {type(value).__name__}, not a record"
     if "schema_version" not in value:

@@ -56,9 +56,9 @@ def _overwritten_in_place(path: Path) -> tuple[list[int], list[int]]:
 
 def _json_not_a_record(path: Path) -> tuple[list[int], list[int]]:
     lines = _lines(path)
-    lines[2:2] = [b"[1, 2]\n", b'{"kernel": "vpic"}\n', b"42\n"]
+    lines[2:2] = [b"[1, 2]\n", b'{"kernel": "vpic"}\n', b"42\n", b"[" * 100_000 + b"\n"]
     path.write_bytes(b"".join(lines))
-    return [3, 4, 5], []
+    return [3, 4, 5, 6], []
 
 
 def _duplicated_line(path: Path) -> tuple[list[int], list[int]]:
