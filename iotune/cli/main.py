@@ -60,13 +60,15 @@ def _register() -> None:
         model_commands,
         report_commands,
         run_commands,
+        store_commands,
         train_commands,
         tune_commands,
         variability_commands,
     )
 
     for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
-                    *variability_commands.COMMANDS, *darshan_commands.COMMANDS]:
+                    *variability_commands.COMMANDS, *darshan_commands.COMMANDS,
+                    *store_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")
