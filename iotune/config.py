@@ -20,6 +20,7 @@ from iotune.execution.launchers import make_launcher
 from iotune.execution.outputs import check_not_system_directory
 from iotune.inputs import parse_yaml, read_text
 from iotune.kernel_specs import get_kernel
+from iotune.settings.bounds import MAX_CORES, MAX_INTEGER, MAX_PLAN_RUNS, MAX_REPETITIONS
 from iotune.settings.space import Limits, SearchSpace
 from iotune.settings.units import parse_duration
 from iotune.settings.values import check_requirements
@@ -246,20 +247,23 @@ class _Section:
                                                                        field or key)
 
     def optional_int(self, key: str, minimum: int = 1, field: str | None = None,
-                     default: Any = _FROM_DEFAULTS) -> int | None:
-        """An integer >= ``minimum``, or the default, which may be None."""
+                     default: Any = _FROM_DEFAULTS, maximum: int = MAX_INTEGER) -> int | None:
+        """An integer in [``minimum``, ``maximum``], or the default, which may be None."""
         value = self._given(key, field, default)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             raise ConfigError(f"{self.path(key)}: {value!r} is not {rule}")
+        if value > maximum:
+            raise ConfigError(f"{self.path(key)}: {value} is above the limit of {maximum} "
+                              "(docs/campaigns.md, Limits)")
         return value
 
     def int(self, key: str, minimum: int = 1, field: str | None = None,
-            default: Any = _FROM_DEFAULTS) -> int:
-        """An integer >= ``minimum``, or the default (an integer)."""
-        value = self.optional_int(key, minimum, field, default)
+            default: Any = _FROM_DEFAULTS, maximum: int = MAX_INTEGER) -> int:
+        """An integer in [``minimum``, ``maximum``], or the default (an integer)."""
+        value = self.optional_int(key, minimum, field, default, maximum)
         assert value is not None, f"{self.path(key)} has no default"
         return value
 
@@ -402,11 +406,11 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
             item = {"cores": item}
         s = _Section(item, where, ("cores", "design", "runs", "kernel_args"),
                      ScaleConfig(cores=0))
-        cores = s.optional_int("cores", default=None)
+        cores = s.optional_int("cores", default=None, maximum=MAX_CORES)
         if cores is None:
             raise ConfigError(f"{where}.cores: missing; each scale needs its number of ranks")
         design = s.text("design", DESIGNS)
-        runs = s.optional_int("runs")
+        runs = s.optional_int("runs", maximum=MAX_PLAN_RUNS)
         if design == "lhs" and runs is None:
             raise ConfigError(f"{where}.runs: a Latin hypercube design needs its number of runs")
         overrides = s.raw.get("kernel_args") or {}
@@ -420,7 +424,7 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
         scales.append(ScaleConfig(cores, design, runs, tuple(params.items())))
     return TrainConfig(
         scales=tuple(scales),
-        repetitions=t.int("repetitions"),
+        repetitions=t.int("repetitions", maximum=MAX_REPETITIONS),
         seed=t.int("seed", minimum=0),
     )
 
@@ -442,10 +446,10 @@ def _tune(raw: Any) -> TuneConfig:
     if shorthand:
         options["model"] = {**shorthand, **options.get("model", {})}
     return TuneConfig(
-        repetitions=t.int("repetitions"),
+        repetitions=t.int("repetitions", maximum=MAX_REPETITIONS),
         statistic=t.text("statistic", tuple(STATISTICS)),
         strategy=t.text("strategy"),
-        budget=t.optional_int("budget"),
+        budget=t.optional_int("budget", maximum=MAX_PLAN_RUNS),
         seed=t.int("seed", minimum=0),
         state_aware=state_aware,
         busy_repeats=t.int("busy_repeats", minimum=0),

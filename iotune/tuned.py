@@ -20,14 +20,13 @@ from typing import Any
 from iotune.errors import ConfigError
 from iotune.inputs import load_yaml
 from iotune.printable import one_line
+from iotune.settings.bounds import MAX_CORES
 from iotune.settings.catalogue import SAFE_KEY
 from iotune.settings.values import normalise_settings
 
 #: The version of the tuned document :meth:`iotune.tune.result.TuneResult.to_tuned` writes;
 #: a file of another version is refused.
 TUNED_SCHEMA_VERSION = 1
-#: The largest ``cores`` (and ``nodes``) a tuned file may give: more than any machine has.
-MAX_CORES = 2**24
 #: What ``recommendation`` may say.
 RECOMMENDATIONS = ("tuned", "default")
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")

@@ -96,7 +96,13 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
     """
     config = config.with_overrides(backend=backend or None, sim_system=sim_system or None,
                                    noise=noise, replay_data=replay_data)
-    backend_class(config.backend.name, "--backend" if backend else "backend.name")
+    name = config.backend.name
+    backend_class(name, "--backend" if backend else "backend.name")
+    for option, given, needs in (("--replay-data", replay_data, "replay"),
+                                 ("--system", sim_system, "sim"), ("--noise", noise, "sim")):
+        if given is not None and name != needs:
+            raise ConfigError(f"{option}: only for the {needs} backend, but the backend is "
+                              f"{name} (add --backend {needs}, or drop {option})")
     return defaults_for_backend(config, explicit_config=config.path is not None, cores=cores)
 
 

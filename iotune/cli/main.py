@@ -25,6 +25,13 @@ class IotuneGroup(click.Group):
             # one line even when the message quotes a value holding a newline
             click.echo(f"iotune: error: {escaped(str(exc))}", err=True)
             sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            # click's own checks (a bad --cores, an unknown option) in the same one line,
+            # with where to read the rules
+            command = exc.ctx.command_path if exc.ctx else "iotune"
+            click.echo(f"iotune: error: {escaped(exc.format_message())} (see '{command} "
+                       "--help')", err=True)
+            sys.exit(exc.exit_code)
         except Interrupted as stop:
             click.echo(f"iotune: stopped by {stop.name}; what was recorded before is kept, "
                        "the run in flight was discarded", err=True)

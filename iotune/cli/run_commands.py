@@ -28,6 +28,7 @@ from iotune.config import default_config_path
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
+from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
 from iotune.settings.in_effect import (
     ABSENT,
     DIFFERS,
@@ -87,15 +88,15 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
                    "(its arguments, its fixed settings unless --set overrides them, and its "
                    "ranks unless --cores is given).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1),
+@click.option("--cores", type=click.IntRange(min=1, max=MAX_CORES),
               help="MPI ranks; required unless a proxy file gives them.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="A setting, e.g. --set cb_nodes=2 --set cb_buffer_size=4MiB "
                    "--set hint.romio_no_indep_rw=true. Repeat for several.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE",
               help="A kernel argument, e.g. --arg particles_per_rank=1048576.")
-@click.option("--reps", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Repetitions (each one a record).")
+@click.option("--reps", type=click.IntRange(min=1, max=MAX_REPETITIONS), default=1,
+              show_default=True, help="Repetitions (each one a record).")
 @backend_options
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="Store to append to (default: the config's).")
@@ -118,6 +119,8 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     """
     if kernel_name and app_command:
         raise ConfigError("--kernel and --command: give one (--command runs your program)")
+    if store_path is not None and no_store:
+        raise ConfigError("--store and --no-store: give one (--no-store records nothing)")
     config = with_backend(resolve_config(config_path), backend_name, sim_system, noise, replay_data)
     config, proxy_ranks = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)

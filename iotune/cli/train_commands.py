@@ -110,6 +110,9 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     config = with_command(config, app_command, metric)
     config = with_target(config, target)
     lease_s = _lease_seconds(lease)
+    if dry_run and sbatch_path is not None:
+        raise ConfigError("--dry-run and --emit-sbatch: give one (--dry-run prints the plan, "
+                          "--emit-sbatch writes the job script and runs nothing either)")
     guard = in_use(config)
     if sbatch_path is not None:
         check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=guard,
@@ -119,7 +122,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
                               "train -c CONFIG', so it needs a config file: pass -c CONFIG, "
                               "or write one with 'iotune init'")
     if array is not None and sbatch_path is None:
-        raise click.UsageError("--array N writes a job array script: give --emit-sbatch PATH "
+        raise ConfigError("--array N writes a job array script: give --emit-sbatch PATH "
                                "too (to run workers by hand, start 'iotune train' N times)")
     plans = plan_campaign(config)
     store = Store(config.store)

@@ -36,6 +36,7 @@ from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file, write_output
 from iotune.model.trust import prediction_warning
+from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.targets import TARGET_TABLE
@@ -57,11 +58,11 @@ from iotune.ui.terminal import make_progress
               help="Kernel to tune (vpic, ior) or a proxy file from 'iotune proxy' "
                    "(default: the config's kernel).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1),
+@click.option("--cores", type=click.IntRange(min=1, max=MAX_CORES),
               help="Target scale (ranks); required unless a proxy file gives them.")
 @click.option("--strategy", help="portfolio (default), model, exhaustive, random, genetic "
                                  "or tpe.")
-@click.option("--budget", type=click.IntRange(min=1),
+@click.option("--budget", type=click.IntRange(min=1, max=MAX_PLAN_RUNS),
               help="Configurations to evaluate at most at the target scale.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="A strategy option, e.g. --option top_k=10 --option population=20.")

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 from iotune.errors import ConfigError
 from iotune.kernel_args import ACCESS_PARAM, KernelParam
 from iotune.kernel_specs.registry import KERNELS, kernels_with
+from iotune.settings.bounds import MAX_BYTES_PER_RANK
+from iotune.settings.units import format_bytes
 from iotune.settings.values import normalise_value
 from iotune.workload.pattern import Pattern
 
@@ -136,6 +138,11 @@ class KernelSpec(ABC):
         for spec in self.params:
             if spec.default is not None:
                 out.setdefault(spec.name, spec.default)
+        if self.knows_bytes and self.bytes_per_rank(out) > MAX_BYTES_PER_RANK:
+            raise ConfigError(f"{where}: each rank would write "
+                              f"{self.bytes_per_rank(out) / 2**30:,.0f} GiB, above the limit "
+                              f"of {format_bytes(MAX_BYTES_PER_RANK)} per rank "
+                              "(docs/campaigns.md, Limits)")
         return out
 
     @abstractmethod

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from iotune.tuned import MAX_CORES, read_tuned_file
+from iotune.settings.bounds import MAX_CORES
+from iotune.tuned import read_tuned_file
 from tests.apply.test_tuned_fuzz import TUNED
 from tests.cli_result import error_line, invoke
 
