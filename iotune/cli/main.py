@@ -28,7 +28,8 @@ class IotuneGroup(click.Group):
         except click.UsageError as exc:
             # click's own checks (a bad --cores, an unknown option) in the same one line,
             # with where to read the rules
-            command = exc.ctx.command_path if exc.ctx else "iotune"
+            path = exc.ctx.command_path.split()[1:] if exc.ctx else []
+            command = " ".join(["iotune", *path])
             click.echo(f"iotune: error: {escaped(exc.format_message())} (see '{command} "
                        "--help')", err=True)
             sys.exit(exc.exit_code)

@@ -126,7 +126,10 @@ def _lines(journal: Path) -> Iterator[bytes]:
 
 def check_store(store: Store) -> list[JournalCheck]:
     """The checks of the store's journal and, when it has one, its claims journal.
-    StoreError when the journal is not a store at all (a binary file, say)."""
+    StoreError when the journal is absent (a mistyped path is not a clean store) or not a
+    store at all (a binary file, say)."""
+    if not store.path.exists():
+        raise StoreError(f"store {store.path}: does not exist (nothing to check)")
     check_journal_head(store.path)
     checks = [check_journal(store.path)]
     claims = claims_path(store.path)

@@ -104,7 +104,9 @@ class Store:
         """Every complete record in file order, read as the file is walked (small memory).
 
         Damaged lines and duplicate records (:mod:`iotune.store.damage`) are skipped, and
-        told to :func:`~iotune.store.damage.notice` once the walk is done."""
+        told to :func:`~iotune.store.damage.notice` once the walk is done. StoreError when
+        the file is not a journal at all (:func:`check_journal_head`)."""
+        check_journal_head(self.path)
         seen: set[bytes] = set()
         skipped: list[tuple[int, str]] = []
         number = end = 0
