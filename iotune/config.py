@@ -390,7 +390,9 @@ def _kernel(raw: Any) -> KernelConfig:
     args = k.raw.get("args") or {}
     if not isinstance(args, Mapping):
         raise ConfigError("kernel.args: must be a mapping of argument: value")
-    return KernelConfig(spec.name, tuple(spec.normalise_params(args, "kernel.args").items()))
+    params = spec.normalise_params(args, "kernel.args")
+    spec.check_size(params, "kernel.args")
+    return KernelConfig(spec.name, tuple(params.items()))
 
 
 def _train(raw: Any, kernel: str) -> TrainConfig:

@@ -282,11 +282,11 @@ def atomic_write(path: str | os.PathLike[str], content: str | bytes | Callable[[
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    _fsync_directory(out.parent)
+    fsync_directory(out.parent)
     return result
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
     """Make a rename in ``directory`` durable where the file system allows it."""
     try:
         fd = os.open(directory, os.O_RDONLY)

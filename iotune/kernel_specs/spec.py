@@ -138,12 +138,17 @@ class KernelSpec(ABC):
         for spec in self.params:
             if spec.default is not None:
                 out.setdefault(spec.name, spec.default)
-        if self.knows_bytes and self.bytes_per_rank(out) > MAX_BYTES_PER_RANK:
-            raise ConfigError(f"{where}: each rank would write "
-                              f"{self.bytes_per_rank(out) / 2**30:,.0f} GiB, above the limit "
-                              f"of {format_bytes(MAX_BYTES_PER_RANK)} per rank "
-                              "(docs/campaigns.md, Limits)")
         return out
+
+    def check_size(self, params: Mapping[str, Any], where: str = "kernel.args") -> None:
+        """ConfigError when a run with ``params`` (canonical) would write more than
+        :data:`MAX_BYTES_PER_RANK` per rank. For what a user asks to run; a proxy search
+        explores larger candidates on paper only."""
+        if self.knows_bytes and self.bytes_per_rank(params) > MAX_BYTES_PER_RANK:
+            raise ConfigError(f"{where}: each rank would write "
+                              f"{self.bytes_per_rank(params) / 2**30:,.0f} GiB, above the "
+                              f"limit of {format_bytes(MAX_BYTES_PER_RANK)} per rank "
+                              "(docs/campaigns.md, Limits)")
 
     @abstractmethod
     def bytes_per_rank(self, params: Mapping[str, Any]) -> int:

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from iotune.errors import StoreError
+from iotune.execution.outputs import fsync_directory
 from iotune.store.cache import open_snapshot
 from iotune.store.claims import claims_path
 from iotune.store.damage import DAMAGED, DUPLICATE, Damage, id_digest, parse_line
@@ -126,10 +127,7 @@ def _lines(journal: Path) -> Iterator[bytes]:
 
 def check_store(store: Store) -> list[JournalCheck]:
     """The checks of the store's journal and, when it has one, its claims journal.
-    StoreError when the journal is absent (a mistyped path is not a clean store) or not a
-    store at all (a binary file, say)."""
-    if not store.path.exists():
-        raise StoreError(f"store {store.path}: does not exist (nothing to check)")
+    StoreError when the journal is not a store at all (a binary file, say)."""
     check_journal_head(store.path)
     checks = [check_journal(store.path)]
     claims = claims_path(store.path)
@@ -192,7 +190,7 @@ def _rewrite(journal: Path, bad: set[int] | dict[int, BadLine]) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    _sync_directory(journal.parent)
+    fsync_directory(journal.parent)
 
 
 def _side_file(journal: Path) -> Path:
@@ -204,17 +202,3 @@ def _side_file(journal: Path) -> Path:
         n += 1
         side = beside(journal, f".rejected-{stamp}-{n}.jsonl")
     return side
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (where the platform allows)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -249,7 +249,6 @@ CASES = [
     case("results", "--store", "st.jsonl", "--format", "nope", says=("'--format'", "'nope'")),
     case("status", "-c", "nothere.yaml", says=("nothere.yaml", "not found")),
     case("store", "check", "--store", "bin.dat", says=("bin.dat", "not an iotune store")),
-    case("store", "check", "--store", "nothere.jsonl", says=("nothere.jsonl", "does not exist")),
     case("states", "--store", "bin.dat", says=("bin.dat", "not an iotune store")),
     case("classify", "--store", "bin.dat", says=("bin.dat", "not an iotune store")),
     case("classify", "--folds", "1", says=("'--folds'", "x>=2")),

@@ -26,17 +26,11 @@ TUNE = ("tune", *SIM, "--kernel", "vpic", "--cores", "8", "--strategy", "random"
 
 
 @pytest.fixture
-def work(tmp_path, monkeypatch):
+def work(bare):
     """A working directory with one simulated run in ./iotune-store.jsonl, no config."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
     assert invoke("run", *SIM, "--cores", "4").exit_code == 0
-    assert (work / "iotune-store.jsonl").stat().st_size > 0
-    return work
+    assert (bare / "iotune-store.jsonl").stat().st_size > 0
+    return bare
 
 
 def refused(args: tuple[str, ...], target: Path, *words: str) -> str:
