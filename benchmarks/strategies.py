@@ -563,12 +563,13 @@ def print_table(study: Study, seeds: int, budgets: Sequence[int], noise_text: st
                   f"{match.longest:>5} {match.final_median:>12.3f}")
 
 
-def write_csv(studies: Sequence[Study]) -> None:
+def write_csv(studies: Sequence[Study], header: bool = True) -> None:
     rows = [r.figures() for s in studies for r in s.rows]
     if not rows:
         return
     writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
+    if header:
+        writer.writeheader()
     for row in rows:
         writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
 
@@ -669,38 +670,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     studies: list[Study] = []
     notes: list[str] = []
     started = time.monotonic()
+    noise = {"SIMULATED": f"noise level {NOISE:g} of the preset, seeded per seed; truth = "
+                          "noise-free model time",
+             "REPLAYED": "each measurement a seeded draw among the recorded repeats; truth = "
+                         "median of the repeats"}
+
+    def show(study: Study) -> None:
+        """Print a study as soon as it is done, so a later failure loses nothing."""
+        if args.format == "csv":
+            write_csv([study], header=not studies)
+        else:
+            if not studies:
+                print(f"Search strategies at equal budgets ({len(seeds)} seeds; budget = "
+                      "configurations evaluated at the target scale)")
+            print_table(study, len(seeds), budgets, noise[study.provenance])
+        sys.stdout.flush()
+        studies.append(study)
+
     if not args.no_sim:
         sims = SimLandscapes()
         for cores in scales:
             note(f"(a) SIMULATED hopper, VPIC-IO at {cores} cores")
-            study = compare(partial(sims.landscape, cores), seeds, budgets, strategies,
-                            args.long_budget)
-            studies.append(study)
+            show(compare(partial(sims.landscape, cores), seeds, budgets, strategies,
+                         args.long_budget))
     path = args.replay_data
     if path.exists():
         note(f"(b) REPLAYED {shown(path)}")
         replay = ReplayLandscapes(path)
-        studies.append(compare(replay.landscape, seeds, budgets, strategies,
-                               args.long_budget))
+        show(compare(replay.landscape, seeds, budgets, strategies, args.long_budget))
     else:
         where = "" if args.replay_data == DEFAULT_REPLAY else f" --replay-data {shown(path)}"
         notes.append(f"(b) skipped: no recorded landscape at {shown(path)}; record one with "
                      f"'python benchmarks/strategies.py --record-local{where}' (real MPI runs, "
                      "a few minutes)")
 
-    noise = {"SIMULATED": f"noise level {NOISE:g} of the preset, seeded per seed; truth = "
-                          "noise-free model time",
-             "REPLAYED": "each measurement a seeded draw among the recorded repeats; truth = "
-                         "median of the repeats"}
     if args.format == "csv":
-        write_csv(studies)
         for line in notes + [verdict(s, budgets) for s in studies]:
             note(line)
         return 0
-    print(f"Search strategies at equal budgets ({len(seeds)} seeds; budget = configurations "
-          "evaluated at the target scale)")
-    for study in studies:
-        print_table(study, len(seeds), budgets, noise[study.provenance])
     print()
     for line in notes:
         print(line)

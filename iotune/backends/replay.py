@@ -30,8 +30,15 @@ from iotune.kernel_specs import get_kernel
 from iotune.settings.values import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
 from iotune.store.index import read_dataframe
+from iotune.store.records import (
+    EFFECT_PREFIX,
+    IDENTITY_COLUMNS,
+    IN_EFFECT_PREFIX,
+    RESULT_COLUMNS,
+)
 from iotune.store.source import describe_source
 from iotune.store.targets import TARGET_TABLE
+from iotune.ui.output import progress
 
 
 @dataclass(frozen=True)
@@ -100,16 +107,22 @@ class ReplayBackend(Backend):
                 raise DataError(f"backend.{key}: column '{column}' is not in {path} (columns: "
                                 f"{', '.join(map(str, frame.columns))})")
         if is_csv:
+            params = [p.name for p in get_kernel(config.kernel.name).params]
             check_columns(frame.columns, path, time_col, cores_col,
-                          backend.replay_ignore_columns)
+                          [*backend.replay_ignore_columns, *params])
         self.setting_columns = [c for c in frame.columns
                                 if c in SETTINGS or str(c).startswith("hint.")]
         # Keyed like every configuration in iotune (config_key), as runs of the config's
         # kernel with its arguments.
         self.kernel, self.params = config.kernel.name, dict(config.kernel.args)
         self.table: dict[str, Recorded] = {}
-        for line, row in enumerate(frame.to_dict("records"), start=2):
+        failed = 0
+        for index, row in zip(frame.index, frame.to_dict("records"), strict=True):
+            line = int(index) + 2  # the header is line 1
             where = f"backend.replay_data: {path.name}: line {line}"
+            if row.get("status", "ok") != "ok":
+                failed += 1  # a failed run (an export's or a store's) has no time to replay
+                continue
             time = _positive_number(row[time_col])
             if time is None:
                 if is_csv:  # a store's failed runs have no time; a CSV row must have one
@@ -127,6 +140,9 @@ class ReplayBackend(Backend):
             self.table.setdefault(key, Recorded(cores, settings, [])).times.append(time)
         if not self.table:
             raise DataError(f"backend.replay_data: {path} holds no usable measurement")
+        if failed and is_csv:
+            progress(f"iotune: replay: {path.name}: {failed} failed run(s) (status not ok) "
+                     "left out")
 
     def source(self) -> str:
         return describe_source(self.name, self.system, data_sha256=self.sha256)
@@ -180,8 +196,11 @@ class ReplayBackend(Backend):
 
 
 #: Columns a replay CSV may hold besides settings, the scale and the time: the targets'
-#: times and what iotune's own exports add beside them.
-KNOWN_EXTRA_COLUMNS = ("kernel", *(target.column for target in TARGET_TABLE.values()))
+#: times and what iotune's own exports (``results --export``) add beside them.
+KNOWN_EXTRA_COLUMNS = ("kernel", *(target.column for target in TARGET_TABLE.values()),
+                       *IDENTITY_COLUMNS, *RESULT_COLUMNS)
+#: Prefixes of an export's columns of what took effect (``in_effect.cb_nodes``).
+KNOWN_EXTRA_PREFIXES = (IN_EFFECT_PREFIX, EFFECT_PREFIX)
 
 
 def check_columns(columns: Iterable[Any], path: Path, time_column: str, cores_column: str,
@@ -192,7 +211,8 @@ def check_columns(columns: Iterable[Any], path: Path, time_column: str, cores_co
     the configurations it tells apart merged into one."""
     allowed = {time_column, cores_column, *KNOWN_EXTRA_COLUMNS, *ignored}
     for column in map(str, columns):
-        if column in SETTINGS or column.startswith("hint.") or column in allowed:
+        if (column in SETTINGS or column.startswith(("hint.", *KNOWN_EXTRA_PREFIXES))
+                or column in allowed):
             continue
         close = difflib.get_close_matches(column, list(SETTINGS), n=1, cutoff=0.5)
         hint = f"did you mean '{close[0]}'? " if close else ""

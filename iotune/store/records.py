@@ -38,6 +38,13 @@ IDENTITY_COLUMNS = ("id", "recorded_at", "config_key", "campaign", "kernel", "co
                     "rep", "backend", "provenance", "system", "status", "error", "host",
                     "fs_type", "started_at", "state", "source")
 
+#: Result columns of a flat row after the settings and params, in order (see
+#: :meth:`Measurement.row`); ``in_effect.*`` and ``effect.*`` columns follow them.
+RESULT_COLUMNS = ("write_time", "open_time", "write_phase_time", "close_time",
+                  "bandwidth_mib_s", "bytes_written", "file_size_gib", "read_time",
+                  "read_open_time", "read_phase_time", "read_close_time",
+                  "read_bandwidth_mib_s", "bytes_read", "io_time")
+
 
 @dataclass(frozen=True)
 class PhaseTimes:

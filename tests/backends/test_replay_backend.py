@@ -126,3 +126,28 @@ def test_a_value_that_breaks_its_setting_s_rule_names_column_and_line(write_conf
     with pytest.raises(ConfigError, match=r"typo.csv: column 'romio_cb_write', line 6: "
                                         r"'enabled' is not one of"):
         make_backend(load_config(path))
+
+
+def test_an_export_of_the_store_replays_and_its_failed_runs_are_left_out(tmp_path,
+                                                                          monkeypatch):
+    """``results --export`` writes record columns (id, rep, status, bandwidth, the kernel's
+    arguments...): the replay backend takes that file as it is, leaves out failed runs and
+    says so, and a tune over it searches the recorded configurations."""
+    from tests.cli_result import invoke
+
+    monkeypatch.chdir(tmp_path)
+    sim = ("run", "--backend", "sim", "--system", "hopper", "--cores", "48",
+           "--store", "st.jsonl")
+    for settings in ([], ["--set", "cb_nodes=1"], ["--set", "cb_nodes=2"]):
+        assert invoke(*sim, "--reps", "2", *settings).exit_code == 0
+    assert invoke("results", "--store", "st.jsonl", "--export", "runs.csv").exit_code == 0
+    frame = pd.read_csv(tmp_path / "runs.csv")
+    assert {"id", "rep", "status", "bandwidth_mib_s", "particles_per_rank"} <= set(frame.columns)
+    failed = frame.iloc[[0]].assign(status="failed", write_time=float("nan"))
+    pd.concat([frame, failed]).to_csv(tmp_path / "runs.csv", index=False)
+    result = CliRunner().invoke(cli, ["tune", "--backend", "replay", "--replay-data",
+                                      "runs.csv", "--cores", "48", "--strategy", "exhaustive",
+                                      "--no-color"])
+    assert result.exit_code == 0, result.output
+    assert "1 failed run(s) (status not ok) left out" in result.output
+    assert "cb_nodes" in result.output
