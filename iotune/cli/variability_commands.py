@@ -320,22 +320,37 @@ def _classify_text(data: dict[str, Any], predicts: str) -> str:
                                            "store's mixture).")
 @click.option("--t-busy", type=float, help="Mean time of a unit write when busy.")
 @click.option("--total", "total_text", help="Data to place, e.g. 288GiB: prints bytes per target.")
+@click.option("--classifier", "classifier", default="svm", show_default=True,
+              help="Classifier whose forecasts the replay places by (svm, rf, gb, ...).")
+@click.option("--no-replay", is_flag=True,
+              help="Only the analytic speedup; do not replay the store's probe rounds.")
 @format_option("table", ("table", "json", "yaml"))
 def placement_command(config_path: Path | None, store_path: Path | None, backend: str | None,
                       n_idle: int | None, n_busy: int | None, t_idle: float | None,
-                      t_busy: float | None, total_text: str | None, fmt: str) -> None:
-    """Share of the data to send to idle targets, and the expected speedup.
+                      t_busy: float | None, total_text: str | None, classifier: str,
+                      no_replay: bool, fmt: str) -> None:
+    """Share of the data to send to idle targets, the expected speedup, and the gain
+    replayed on the store's probe rounds.
 
     alpha = n_idle T_busy / (n_idle T_busy + n_busy T_idle); speedup over even placement
     (n_idle T_busy + n_busy T_idle) max(T_idle, T_busy) / (n T_idle T_busy). Times default
     to the means of the store's probe mixture, counts to the latest probe round's labels.
+    The speedup assumes right forecasts and mean times; the replay places each recorded
+    round by forecasts (last round's state, the classifier's, hindsight) and says when
+    prediction does not pay, and why.
 
     \b
     Examples:
       iotune placement --idle 120 --busy 36 --t-idle 1.9 --t-busy 2.7
       iotune placement --total 288GiB        # states and times from the probe store
+      iotune placement --classifier rf --format json
     """
-    from iotune.variability.analysis import latest_probe_states, placement_document
+    from iotune.variability.analysis import (
+        latest_probe_states,
+        parse_classifiers,
+        placement_document,
+        replay_document,
+    )
     from iotune.variability.samples import store_records
 
     if (n_idle is None) != (n_busy is None):
@@ -344,15 +359,33 @@ def placement_command(config_path: Path | None, store_path: Path | None, backend
     if (t_idle is None) != (t_busy is None):
         raise ConfigError("--t-idle/--t-busy: give both times, or neither to take them from "
                           "the store's mixture")
+    if len(parse_classifiers(classifier)) != 1:
+        raise ConfigError(f"--classifier: {classifier!r} is not one classifier name")
     total = normalise_value(ByteSize(), total_text, "--total") if total_text else None
     counts = None if n_idle is None or n_busy is None else (n_idle, n_busy)
     times = None if t_idle is None or t_busy is None else (t_idle, t_busy)
     probe_states = None
+    records = None
     if counts is None or times is None:
-        probe_states = latest_probe_states(store_records(_store(config_path, store_path)),
-                                           backend)
+        records = store_records(_store(config_path, store_path))
+        probe_states = latest_probe_states(records, backend)
     data = placement_document(counts, times, probe_states, total)
+    if not no_replay:
+        if records is None:
+            records = _records_or_reason(config_path, store_path)
+        data["replay"] = replay_document(records, backend, classifier)
     emit(data, fmt, text=render_pairs(_placement_text(data)))
+
+
+def _records_or_reason(config_path: Path | None, store_path: Path | None) -> Any:
+    """The store's records, or why there are none (a string) when the store is missing."""
+    from iotune.errors import StoreError
+    from iotune.variability.samples import store_records
+
+    try:
+        return store_records(_store(config_path, store_path))
+    except StoreError as exc:
+        return str(exc)
 
 
 def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +396,8 @@ def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
         "alpha (idle share)": f"{data['alpha']:.4f}",
         "per idle target": f"{data['share_per_idle_target']:.4%} of the data",
         "per busy target": f"{data['share_per_busy_target']:.4%} of the data",
-        "expected speedup": f"{data['speedup']:.3f}x over even placement",
+        "expected speedup": f"{data['speedup']:.3f}x over even placement (analytic: "
+                            "right forecasts, every target at its state's mean time)",
     }
     if "total_bytes" in data:
         lines["bytes per target"] = (f"{data['bytes_per_idle_target']} idle, "
@@ -373,7 +407,27 @@ def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
     if "idle_targets" in data:
         lines["idle targets"] = " ".join(data["idle_targets"]) or "none"
         lines["busy targets"] = " ".join(data["busy_targets"]) or "none"
+    if "replay" in data:
+        lines.update(_replay_text(data["replay"]))
     return lines
+
+
+def _replay_text(replay: dict[str, Any]) -> dict[str, Any]:
+    """The replay's lines of the ``placement`` table: gains, accuracy and the verdict."""
+    if "not_replayed" in replay:
+        return {"replayed gain": f"not replayed: {replay['not_replayed']}"}
+    forecasts = replay["forecasts"]
+    gains = ", ".join(f"{f['forecast']} {f['mean_gain']:.3f}x ({f['faster']} faster, "
+                      f"{f['slower']} slower)" for f in forecasts)
+    accuracy = ", ".join(f"{f['forecast']} {f['accuracy']:.1%}" for f in forecasts
+                         if f["forecast"] != "hindsight")
+    return {"replayed gain": f"{gains}; mean over {replay['test_rounds']} rounds",
+            "replayed on": (f"the store's {replay['replayed_on']}; the last "
+                            f"{replay['test_rounds']} rounds, {replay['classifier']} trained "
+                            f"on the {replay['train_rounds']} before"),
+            "forecast accuracy": (f"{accuracy}, always idle {replay['guessing_accuracy']:.1%}"
+                                  f"; busy again next round {replay['busy_persistence']:.1%}"),
+            "placement": replay["verdict"]}
 
 
 COMMANDS = [probe_command, states_command, classify_command, placement_command]
