@@ -195,8 +195,10 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
                                       "--horizon rounds ahead; runs: predict the state of "
                                       "measurements that carry a probe latency.")
 @_backend_option
-@click.option("--classifier", "classifier_list", default="svm,rf,gb", show_default=True,
-              help="Comma-separated: svm, rf (random forest), gb (gradient boosting).")
+@click.option("--classifier", "classifier_list", default="svm,rf,gb,cart,nb,mlp",
+              show_default=True,
+              help="Comma-separated, the paper's six: svm, rf (random forest), gb (gradient "
+                   "boosting), cart (decision tree), nb (naive Bayes), mlp (neural network).")
 @click.option("--per-target/--pooled", "per_target", default=None,
               help="One mixture and classifier per probed target (the default when the "
                    "probes name several), or one over all targets.")
@@ -321,7 +323,8 @@ def _classify_text(data: dict[str, Any], predicts: str) -> str:
 @click.option("--t-busy", type=float, help="Mean time of a unit write when busy.")
 @click.option("--total", "total_text", help="Data to place, e.g. 288GiB: prints bytes per target.")
 @click.option("--classifier", "classifier", default="svm", show_default=True,
-              help="Classifier whose forecasts the replay places by (svm, rf, gb, ...).")
+              help="Classifier whose forecasts the replay places by (svm, rf, gb, cart, nb, "
+                   "mlp).")
 @click.option("--no-replay", is_flag=True,
               help="Only the analytic speedup; do not replay the store's probe rounds.")
 @format_option("table", ("table", "json", "yaml"))

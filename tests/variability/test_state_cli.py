@@ -129,7 +129,8 @@ def test_placement_prints_the_replayed_gain_beside_the_analytic_one(sim_store: P
     (["placement", "--idle", "3"], 2, "--idle/--busy: give both target counts"),
     (["placement", "--idle", "0", "--busy", "0", "--t-idle", "1", "--t-busy", "2"], 2,
      "--idle/--busy: 0 targets"),
-    (["classify", "--classifier", "knn"], 2, "--classifier: 'knn' is not one of svm, rf, gb"),
+    (["classify", "--classifier", "knn"], 2,
+     "--classifier: 'knn' is not one of svm, rf, gb, cart, nb, mlp"),
     (["placement", "--classifier", "svm,rf"], 2, "--classifier: 'svm,rf' is not one "
      "classifier name"),
     (["classify", "--train-fraction", "1.5"], 2,
