@@ -57,6 +57,11 @@ def _backend_option(func: Any) -> Any:
 @click.option("--size", "size_text", default="1MiB", show_default=True,
               help="Bytes per probe write (Lustre's bulk RPC is 1 MiB).")
 @click.option("--rounds", type=click.IntRange(min=1), help="Stop after this many rounds.")
+@click.option("--large", "large_text", default="none", show_default=True,
+              help="Ground truth: sizes of large writes, e.g. 64MiB,256MiB,1GiB (Wan et al.'s), "
+                   "one per target every --large-every rounds, in turn; none: no large writes.")
+@click.option("--large-every", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rounds between two rounds with large writes.")
 @click.option("--scratch", type=click.Path(file_okay=False, path_type=Path),
               help="Directory to probe under (default: the config's system.scratch).")
 @click.option("--osts", help="Lustre: OST indices to probe, e.g. 0-7,12 (default: every OST "
@@ -75,7 +80,8 @@ def _backend_option(func: Any) -> Any:
 @click.option("--seed", type=int, default=0, show_default=True, help="--simulate: seed.")
 @format_option("table", ("table", "json", "yaml"))
 def probe_command(config_path: Path | None, store_path: Path | None, interval: str,
-                  duration: str, size_text: str, rounds: int | None, scratch: Path | None,
+                  duration: str, size_text: str, rounds: int | None, large_text: str,
+                  large_every: int, scratch: Path | None,
                   osts: str | None, queue: str, queue_interval: str, sim_system: str | None,
                   targets: int, noise: float, seed: int, fmt: str) -> None:
     """Time small synchronous writes to each storage target, periodically, into the store.
@@ -98,8 +104,10 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     duration_s = None if duration.strip().lower() == "none" else _duration(duration,
                                                                           "--duration")
     size = normalise_value(ByteSize(), size_text, "--size")
+    large = () if large_text.strip().lower() == "none" else tuple(
+        normalise_value(ByteSize(), part.strip(), "--large") for part in large_text.split(","))
     settings = ProbeSettings(interval_s, duration_s, size, rounds, queue,
-                             _duration(queue_interval, "--queue-interval"))
+                             _duration(queue_interval, "--queue-interval"), large, large_every)
     config = resolve_config(config_path)
     if scratch is not None:
         check_not_system_directory(scratch, "--scratch")
@@ -211,6 +219,11 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
 @click.option("--train-fraction", type=float, default=0.8, show_default=True,
               help="Time-ordered validation: share of the samples, earliest first, to train "
                    "on (the paper: 8 of 10 days).")
+@click.option("--predict", type=click.Choice(["auto", "next", "large"]), default="auto",
+              show_default=True,
+              help="probe: next = the state of the probe --horizon rounds on; large = that of "
+                   "the large write after the probe (iotune probe --large); auto = large when "
+                   "the rounds have large writes.")
 @click.option("--horizon", type=click.IntRange(min=0), default=1, show_default=True,
               help="probe: rounds ahead whose state is predicted (0: the sample itself).")
 @click.option("--window", default="10m", show_default=True,
@@ -223,9 +236,14 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
 @format_option("table")
 def classify_command(config_path: Path | None, store_path: Path | None, source: str,
                      backend: str | None, classifier_list: str, per_target: bool | None,
-                     validation: str, folds: int, train_fraction: float, horizon: int,
-                     window: str, method: str, no_queue: bool, seed: int, fmt: str) -> None:
-    """Score state classifiers (SVM, random forest, gradient boosting), per target.
+                     validation: str, folds: int, train_fraction: float, predict: str,
+                     horizon: int, window: str, method: str, no_queue: bool, seed: int,
+                     fmt: str) -> None:
+    """Score state classifiers (the paper's six: SVM, random forest, gradient boosting,
+    CART, naive Bayes, MLP), per target.
+
+    They predict the state of the large write after each probe when the probe rounds have
+    large writes (iotune probe --large), else the state of the next probe (--predict).
 
     Each classifier is scored by shuffled k-fold cross-validation and by training on the
     earlier part of the record and testing on the later part (--validation). Progress on
@@ -233,7 +251,8 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
 
     \b
     Examples:
-      iotune classify                       # next-round state, per target, both validations
+      iotune classify                       # per target, both validations
+      iotune classify --predict next        # the next probe's state, even with large writes
       iotune classify --pooled --validation time --train-fraction 0.6 --format json
       iotune classify --classifier svm --folds 8 --horizon 2 --format csv
     """
@@ -252,7 +271,7 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
         progress("iotune: --horizon does not apply to --source runs (the measurement's own "
                  "state is predicted)")
     options = ClassifyOptions(names, folds, horizon, window_s, method, not no_queue, seed,
-                              validation, train_fraction, per_target)
+                              validation, train_fraction, per_target, predict)
     plan = plan_classification(samples, options)
     for target, reason in plan.skipped.items():
         progress(f"iotune: target {target} skipped: {reason}")

@@ -76,7 +76,8 @@ def probe_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
     Columns: ``time`` (Unix seconds), ``probe_id``, ``round``, ``target``, ``latency``,
     ``true_state`` (simulated records only, else None), ``size_bytes`` and the queue features
-    carried forward from the latest snapshot (NaN before the first one; absent without any).
+    carried forward from the latest snapshot (NaN before the first one; absent without any);
+    when any round has large writes, ``large_s`` and ``large_size`` (NaN on other rows).
     """
     import pandas as pd
 
@@ -91,6 +92,9 @@ def probe_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
                    "target": target.get("target"), "latency": float(target["latency_s"]),
                    "true_state": target.get("state"), "size_bytes": record.get("size_bytes")}
             row.update({name: queue.get(name) for name in QUEUE_FEATURES if queue})
+            if target.get("large_s") is not None:
+                row.update(large_s=float(target["large_s"]),
+                           large_size=record.get("large_size_bytes"))
             rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -125,7 +129,7 @@ def add_window_features(frame: pd.DataFrame, window_s: float,
     return out.drop(columns="_at")
 
 
-def future_labels(frame: pd.DataFrame, labels: Sequence[str], horizon: int,
+def future_labels(frame: pd.DataFrame, labels: Sequence[str | None], horizon: int,
                   by: Sequence[str] = ("probe_id", "target")) -> pd.Series:
     """The label of the row ``horizon`` samples later in the same group (NaN past the end)."""
     import pandas as pd
@@ -156,12 +160,13 @@ class LabelledSamples:
         return float(self.labels.mean()) if self.labels.size else math.nan
 
 
-def labelled_samples(frame: pd.DataFrame, labels: Sequence[str], *, horizon: int = 1,
+def labelled_samples(frame: pd.DataFrame, labels: Sequence[str | None], *, horizon: int = 1,
                      use_queue: bool = True) -> LabelledSamples:
     """Features of ``frame`` (with window features) and the labels ``horizon`` samples on.
 
-    Rows without a future label, without a latency or before the first queue snapshot are
-    dropped; the queue features are used when ``use_queue`` and the frame has them.
+    Rows without a future label (or whose label is None), without a latency or before the
+    first queue snapshot are dropped; the queue features are used when ``use_queue`` and
+    the frame has them.
     """
     target = future_labels(frame, labels, horizon)
     columns = list(LATENCY_FEATURES)
