@@ -57,6 +57,11 @@ def _backend_option(func: Any) -> Any:
 @click.option("--size", "size_text", default="1MiB", show_default=True,
               help="Bytes per probe write (Lustre's bulk RPC is 1 MiB).")
 @click.option("--rounds", type=click.IntRange(min=1), help="Stop after this many rounds.")
+@click.option("--large", "large_text", default="none", show_default=True,
+              help="Ground truth: sizes of large writes, e.g. 64MiB,256MiB,1GiB (Wan et al.'s), "
+                   "one per target every --large-every rounds, in turn; none: no large writes.")
+@click.option("--large-every", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rounds between two rounds with large writes.")
 @click.option("--scratch", type=click.Path(file_okay=False, path_type=Path),
               help="Directory to probe under (default: the config's system.scratch).")
 @click.option("--osts", help="Lustre: OST indices to probe, e.g. 0-7,12 (default: every OST "
@@ -75,7 +80,8 @@ def _backend_option(func: Any) -> Any:
 @click.option("--seed", type=int, default=0, show_default=True, help="--simulate: seed.")
 @format_option("table", ("table", "json", "yaml"))
 def probe_command(config_path: Path | None, store_path: Path | None, interval: str,
-                  duration: str, size_text: str, rounds: int | None, scratch: Path | None,
+                  duration: str, size_text: str, rounds: int | None, large_text: str,
+                  large_every: int, scratch: Path | None,
                   osts: str | None, queue: str, queue_interval: str, sim_system: str | None,
                   targets: int, noise: float, seed: int, fmt: str) -> None:
     """Time small synchronous writes to each storage target, periodically, into the store.
@@ -98,8 +104,10 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     duration_s = None if duration.strip().lower() == "none" else _duration(duration,
                                                                           "--duration")
     size = normalise_value(ByteSize(), size_text, "--size")
+    large = () if large_text.strip().lower() == "none" else tuple(
+        normalise_value(ByteSize(), part.strip(), "--large") for part in large_text.split(","))
     settings = ProbeSettings(interval_s, duration_s, size, rounds, queue,
-                             _duration(queue_interval, "--queue-interval"))
+                             _duration(queue_interval, "--queue-interval"), large, large_every)
     config = resolve_config(config_path)
     if scratch is not None:
         check_not_system_directory(scratch, "--scratch")
@@ -195,8 +203,10 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
                                       "--horizon rounds ahead; runs: predict the state of "
                                       "measurements that carry a probe latency.")
 @_backend_option
-@click.option("--classifier", "classifier_list", default="svm,rf,gb", show_default=True,
-              help="Comma-separated: svm, rf (random forest), gb (gradient boosting).")
+@click.option("--classifier", "classifier_list", default="svm,rf,gb,cart,nb,mlp",
+              show_default=True,
+              help="Comma-separated, the paper's six: svm, rf (random forest), gb (gradient "
+                   "boosting), cart (decision tree), nb (naive Bayes), mlp (neural network).")
 @click.option("--per-target/--pooled", "per_target", default=None,
               help="One mixture and classifier per probed target (the default when the "
                    "probes name several), or one over all targets.")
@@ -209,6 +219,11 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
 @click.option("--train-fraction", type=float, default=0.8, show_default=True,
               help="Time-ordered validation: share of the samples, earliest first, to train "
                    "on (the paper: 8 of 10 days).")
+@click.option("--predict", type=click.Choice(["auto", "next", "large"]), default="auto",
+              show_default=True,
+              help="probe: next = the state of the probe --horizon rounds on; large = that of "
+                   "the large write after the probe (iotune probe --large); auto = large when "
+                   "the rounds have large writes.")
 @click.option("--horizon", type=click.IntRange(min=0), default=1, show_default=True,
               help="probe: rounds ahead whose state is predicted (0: the sample itself).")
 @click.option("--window", default="10m", show_default=True,
@@ -221,9 +236,14 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
 @format_option("table")
 def classify_command(config_path: Path | None, store_path: Path | None, source: str,
                      backend: str | None, classifier_list: str, per_target: bool | None,
-                     validation: str, folds: int, train_fraction: float, horizon: int,
-                     window: str, method: str, no_queue: bool, seed: int, fmt: str) -> None:
-    """Score state classifiers (SVM, random forest, gradient boosting), per target.
+                     validation: str, folds: int, train_fraction: float, predict: str,
+                     horizon: int, window: str, method: str, no_queue: bool, seed: int,
+                     fmt: str) -> None:
+    """Score state classifiers (the paper's six: SVM, random forest, gradient boosting,
+    CART, naive Bayes, MLP), per target.
+
+    They predict the state of the large write after each probe when the probe rounds have
+    large writes (iotune probe --large), else the state of the next probe (--predict).
 
     Each classifier is scored by shuffled k-fold cross-validation and by training on the
     earlier part of the record and testing on the later part (--validation). Progress on
@@ -231,7 +251,8 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
 
     \b
     Examples:
-      iotune classify                       # next-round state, per target, both validations
+      iotune classify                       # per target, both validations
+      iotune classify --predict next        # the next probe's state, even with large writes
       iotune classify --pooled --validation time --train-fraction 0.6 --format json
       iotune classify --classifier svm --folds 8 --horizon 2 --format csv
     """
@@ -250,7 +271,7 @@ def classify_command(config_path: Path | None, store_path: Path | None, source: 
         progress("iotune: --horizon does not apply to --source runs (the measurement's own "
                  "state is predicted)")
     options = ClassifyOptions(names, folds, horizon, window_s, method, not no_queue, seed,
-                              validation, train_fraction, per_target)
+                              validation, train_fraction, per_target, predict)
     plan = plan_classification(samples, options)
     for target, reason in plan.skipped.items():
         progress(f"iotune: target {target} skipped: {reason}")
@@ -320,22 +341,38 @@ def _classify_text(data: dict[str, Any], predicts: str) -> str:
                                            "store's mixture).")
 @click.option("--t-busy", type=float, help="Mean time of a unit write when busy.")
 @click.option("--total", "total_text", help="Data to place, e.g. 288GiB: prints bytes per target.")
+@click.option("--classifier", "classifier", default="svm", show_default=True,
+              help="Classifier whose forecasts the replay places by (svm, rf, gb, cart, nb, "
+                   "mlp).")
+@click.option("--no-replay", is_flag=True,
+              help="Only the analytic speedup; do not replay the store's probe rounds.")
 @format_option("table", ("table", "json", "yaml"))
 def placement_command(config_path: Path | None, store_path: Path | None, backend: str | None,
                       n_idle: int | None, n_busy: int | None, t_idle: float | None,
-                      t_busy: float | None, total_text: str | None, fmt: str) -> None:
-    """Share of the data to send to idle targets, and the expected speedup.
+                      t_busy: float | None, total_text: str | None, classifier: str,
+                      no_replay: bool, fmt: str) -> None:
+    """Share of the data to send to idle targets, the expected speedup, and the gain
+    replayed on the store's probe rounds.
 
     alpha = n_idle T_busy / (n_idle T_busy + n_busy T_idle); speedup over even placement
     (n_idle T_busy + n_busy T_idle) max(T_idle, T_busy) / (n T_idle T_busy). Times default
     to the means of the store's probe mixture, counts to the latest probe round's labels.
+    The speedup assumes right forecasts and mean times; the replay places each recorded
+    round by forecasts (last round's state, the classifier's, hindsight) and says when
+    prediction does not pay, and why.
 
     \b
     Examples:
       iotune placement --idle 120 --busy 36 --t-idle 1.9 --t-busy 2.7
       iotune placement --total 288GiB        # states and times from the probe store
+      iotune placement --classifier rf --format json
     """
-    from iotune.variability.analysis import latest_probe_states, placement_document
+    from iotune.variability.analysis import (
+        latest_probe_states,
+        parse_classifiers,
+        placement_document,
+        replay_document,
+    )
     from iotune.variability.samples import store_records
 
     if (n_idle is None) != (n_busy is None):
@@ -344,15 +381,33 @@ def placement_command(config_path: Path | None, store_path: Path | None, backend
     if (t_idle is None) != (t_busy is None):
         raise ConfigError("--t-idle/--t-busy: give both times, or neither to take them from "
                           "the store's mixture")
+    if len(parse_classifiers(classifier)) != 1:
+        raise ConfigError(f"--classifier: {classifier!r} is not one classifier name")
     total = normalise_value(ByteSize(), total_text, "--total") if total_text else None
     counts = None if n_idle is None or n_busy is None else (n_idle, n_busy)
     times = None if t_idle is None or t_busy is None else (t_idle, t_busy)
     probe_states = None
+    records = None
     if counts is None or times is None:
-        probe_states = latest_probe_states(store_records(_store(config_path, store_path)),
-                                           backend)
+        records = store_records(_store(config_path, store_path))
+        probe_states = latest_probe_states(records, backend)
     data = placement_document(counts, times, probe_states, total)
+    if not no_replay:
+        if records is None:
+            records = _records_or_reason(config_path, store_path)
+        data["replay"] = replay_document(records, backend, classifier)
     emit(data, fmt, text=render_pairs(_placement_text(data)))
+
+
+def _records_or_reason(config_path: Path | None, store_path: Path | None) -> Any:
+    """The store's records, or why there are none (a string) when the store is missing."""
+    from iotune.errors import StoreError
+    from iotune.variability.samples import store_records
+
+    try:
+        return store_records(_store(config_path, store_path))
+    except StoreError as exc:
+        return str(exc)
 
 
 def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +418,8 @@ def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
         "alpha (idle share)": f"{data['alpha']:.4f}",
         "per idle target": f"{data['share_per_idle_target']:.4%} of the data",
         "per busy target": f"{data['share_per_busy_target']:.4%} of the data",
-        "expected speedup": f"{data['speedup']:.3f}x over even placement",
+        "expected speedup": f"{data['speedup']:.3f}x over even placement (analytic: "
+                            "right forecasts, every target at its state's mean time)",
     }
     if "total_bytes" in data:
         lines["bytes per target"] = (f"{data['bytes_per_idle_target']} idle, "
@@ -373,7 +429,27 @@ def _placement_text(data: dict[str, Any]) -> dict[str, Any]:
     if "idle_targets" in data:
         lines["idle targets"] = " ".join(data["idle_targets"]) or "none"
         lines["busy targets"] = " ".join(data["busy_targets"]) or "none"
+    if "replay" in data:
+        lines.update(_replay_text(data["replay"]))
     return lines
+
+
+def _replay_text(replay: dict[str, Any]) -> dict[str, Any]:
+    """The replay's lines of the ``placement`` table: gains, accuracy and the verdict."""
+    if "not_replayed" in replay:
+        return {"replayed gain": f"not replayed: {replay['not_replayed']}"}
+    forecasts = replay["forecasts"]
+    gains = ", ".join(f"{f['forecast']} {f['mean_gain']:.3f}x ({f['faster']} faster, "
+                      f"{f['slower']} slower)" for f in forecasts)
+    accuracy = ", ".join(f"{f['forecast']} {f['accuracy']:.1%}" for f in forecasts
+                         if f["forecast"] != "hindsight")
+    return {"replayed gain": f"{gains}; mean over {replay['test_rounds']} rounds",
+            "replayed on": (f"the store's {replay['replayed_on']}; the last "
+                            f"{replay['test_rounds']} rounds, {replay['classifier']} trained "
+                            f"on the {replay['train_rounds']} before"),
+            "forecast accuracy": (f"{accuracy}, always idle {replay['guessing_accuracy']:.1%}"
+                                  f"; busy again next round {replay['busy_persistence']:.1%}"),
+            "placement": replay["verdict"]}
 
 
 COMMANDS = [probe_command, states_command, classify_command, placement_command]

@@ -35,6 +35,7 @@ from iotune.report.data import Dataset, is_setting_column
 from iotune.settings.space import Limits, SearchSpace, is_valid
 from iotune.settings.values import SETTINGS
 from iotune.strategies.base import make_strategy, resolve_options
+from iotune.strategies.model_guided import ModelGuided
 
 #: Rows predicted at a time: the model's arrays for 10^5 runs cost tens of MB at once.
 PREDICT_CHUNK = 20_000
@@ -111,7 +112,8 @@ def fit_view(dataset: Dataset, config: Config | None) -> ModelView:
     space = space_for(dataset, config)
     options = resolve_options(config.tune if config is not None else TuneConfig(), "model")
     strategy = make_strategy("model", **options)
-    max_terms, seed = int(strategy.values["max_terms"]), int(strategy.values["seed"])
+    assert isinstance(strategy, ModelGuided)
+    max_terms, seed = strategy.max_terms(), int(strategy.values["seed"])
     frame = dataset.frame.copy(deep=False)  # its own "predicted" column, the data shared
     # Only the columns the fit reads: the rows of a big store are copied while fitting.
     fitted = [c for c in (*space.names, "cores", "write_time") if c in frame.columns]

@@ -17,8 +17,9 @@ from matplotlib.patches import Patch
 
 from iotune.darshan.phases import Phase
 from iotune.report.figures import DEFAULT, DPI, MEASURED, PREDICTED, TUNE, WIDTH_IN, style
-from iotune.report.states import FoldScores, PlacementRound
+from iotune.report.states import FoldScores
 from iotune.variability.mixture import MixtureFit
+from iotune.variability.replay import HINDSIGHT, PlacementReplay
 
 #: Histogram bins of the latency histogram (the paper's Figure 6 uses about this many).
 HISTOGRAM_BINS = 40
@@ -180,29 +181,32 @@ def roc_figure(scores: Sequence[FoldScores], word: str, footer: str) -> Figure:
         return figure
 
 
-def placement_figure(rounds: Sequence[PlacementRound], word: str, footer: str) -> Figure:
-    """Wan et al.'s Figure 12: aggregate throughput of each round with even placement and
-    with prediction-guided placement."""
+def placement_figure(replay: PlacementReplay, word: str, footer: str) -> Figure:
+    """Wan et al.'s Figure 12: aggregate throughput of each replayed round with even
+    placement and with placement by each forecast (:mod:`iotune.variability.replay`)."""
+    colours = {"persistence": DEFAULT, HINDSIGHT: PREDICTED}
     with style():
         figure = _figure(3.8, word, "aggregate throughput with and without "
                          "prediction-guided placement", footer)
         ax = figure.add_subplot()
-        x = np.arange(1, len(rounds) + 1)
-        even = np.array([r.even_bytes_s for r in rounds]) / 2**20
-        placed = np.array([r.placed_bytes_s for r in rounds]) / 2**20
-        ax.plot(x, even, color=DEFAULT, linewidth=1.2, marker="o", markersize=2.5,
-                label="even placement")
-        ax.plot(x, placed, color=MEASURED, linewidth=1.2, marker="o", markersize=2.5,
-                label="prediction-guided placement (alpha of equation 1)")
-        gains = [r.gain for r in rounds]
-        better = sum(g > 1 for g in gains)
-        ax.set_title(f"mean gain {np.mean(gains):.3f}x over {len(rounds)} rounds; "
-                     f"faster in {better}, slower in {sum(g < 1 for g in gains)}",
-                     fontsize=8, loc="left")
+        first = replay.forecasts[0].rounds
+        x = np.arange(1, len(first) + 1)
+        ax.plot(x, np.array([r.even_bytes_s for r in first]) / 2**20, color="black",
+                linewidth=1.2, label="even placement")
+        for forecast in replay.forecasts:
+            placed = np.array([r.placed_bytes_s for r in forecast.rounds]) / 2**20
+            ax.plot(x, placed, color=colours.get(forecast.forecast, MEASURED), linewidth=1.0,
+                    linestyle=":" if forecast.forecast == HINDSIGHT else "-", marker="o",
+                    markersize=2,
+                    label=f"placed by {forecast.forecast}: mean gain "
+                          f"{forecast.mean_gain:.3f}x, faster in {forecast.faster}, "
+                          f"slower in {forecast.slower}")
+        ax.set_title(f"the {len(first)} rounds after the {replay.train_rounds} the "
+                     f"{replay.classifier} classifier trained on", fontsize=8, loc="left")
         ax.set_xlabel("probe round (replayed in order)")
         ax.set_ylabel("aggregate throughput (MiB/s)")
         ax.set_ylim(bottom=0)
-        ax.legend(loc="lower right", framealpha=0.9)
+        ax.legend(loc="lower right", framealpha=0.9, fontsize=7)
         return figure
 
 

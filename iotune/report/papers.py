@@ -31,10 +31,10 @@ from iotune.report.states import (
     ROC_TARGETS,
     busiest_targets,
     fold_scores,
-    placement_replay,
 )
 from iotune.report.tables import Table
 from iotune.store import now_iso
+from iotune.variability.replay import replay_placement
 
 ProgressFn = Callable[[str], None]
 
@@ -150,21 +150,26 @@ def states_part(records: Sequence[Mapping[str, Any]], inputs: PaperInputs, out: 
 
     section = Section("Prediction-guided placement (Wan et al., Figure 12)")
     part.sections.append(section)
-    replay = placement_replay(samples, states.model, samples.size_bytes or 1)
     replayed = "simulated" if provenance == "simulated" else "replayed"
-    if not replay:
-        section.missing.append("No placement replay: it needs at least two probe rounds of "
-                               "one probe session.")
+    try:
+        replay = replay_placement(samples, seed=inputs.seed)
+    except DataError as exc:
+        section.missing.append(f"No placement replay: {exc}")
         return part
     section.notes.append(PLACEMENT_NOTE)
+    section.notes.append(f"Placement {replay.verdict()}.")
     figure(f"states-placement-{samples.backend}", pf.placement_figure(
         replay, _word(replayed), _footer(f"{replayed}: placement over {what}")),
         PLACEMENT_CAPTION, replayed)
     section.items.append(write_table(out, Table(
         f"states-placement-{samples.backend}", f"{_word(replayed)}: placement per round",
-        ["time", "predicted_idle", "predicted_busy", "alpha", "even_mib_s", "placed_mib_s",
-         "gain"], [r.row() for r in replay], on_page=False, terminal=False)))
-    facts["placement gain"] = f"{np.mean([r.gain for r in replay]):.3f}x (mean, {replayed})"
+        ["forecast", "time", "predicted_idle", "predicted_busy", "alpha", "even_mib_s",
+         "placed_mib_s", "gain"],
+        [{"forecast": f.forecast, **r.row()} for f in replay.forecasts for r in f.rounds],
+        on_page=False, terminal=False)))
+    facts["placement gain"] = ", ".join(
+        f"{f.forecast} {f.mean_gain:.3f}x" for f in replay.forecasts) + f" (mean, {replayed})"
+    facts["placement pays"] = "yes" if replay.pays else "no"
     return part
 
 
@@ -342,8 +347,11 @@ PLACEMENT_CAPTION = ("The paper's Figure 12. Aggregate throughput of each probe 
                      "the data are spread evenly over the targets and when the idle share "
                      "alpha (equation 1) goes to the targets predicted idle, replaying the "
                      "recorded latencies.")
-PLACEMENT_NOTE = ("Each target's state is predicted as its state in the previous round "
-                  "(persistence); write time is taken as proportional to the data written.")
+PLACEMENT_NOTE = ("Each target's state in a round is forecast from the round before: as the "
+                  "same state (persistence), by a classifier trained per target on the "
+                  "earlier rounds (the paper's method), and, as the most any forecast can "
+                  "gain, the round's own states (hindsight). Write time is taken as "
+                  "proportional to the data written.")
 PHASES_CAPTION = ("The I/O phases of the trace along time (Mendez et al.): each phase's "
                   "measured span from its first operation's start to its last one's end "
                   "(solid) and its estimated time, weight over the characterised bandwidth "

@@ -25,10 +25,14 @@
    Refit after every batch, until the budget is spent. When no model can be fitted (too
    little variation), the batch is the next space-filling choice instead.
 
-``method: paper`` is Behzad et al.'s prune/explore/refit, kept for comparison: fit on the
-training measurements (all scales), evaluate the ``top_k`` predicted fastest, refit with
-them, evaluate the new ``top_k_refit`` best not yet evaluated, for ``refit_rounds`` rounds.
-It needs a training campaign.
+``method: paper`` is Behzad et al.'s prune/explore/refit, to the letter: fit on the
+training measurements (all scales) with six selected terms plus the monotonicity completion
+(the paper's ``a/s``; :data:`PAPER_TERMS`), evaluate the ``top_k`` (20) predicted fastest,
+refit with them, evaluate the ``top_k_refit`` (10) best not yet evaluated, for
+``refit_rounds`` (1) rounds: 30 configurations. Its default budget keeps the race of
+:mod:`iotune.strategies.racing` *outside* those 30 (:meth:`ModelGuided.default_budget`),
+so a tune by the paper's method evaluates what the paper did and races afterwards. It needs
+a training campaign.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from iotune.strategies.base import (
     register_strategy,
 )
 from iotune.strategies.coverage import Axes, candidate_axes, distances_to, space_filling
+from iotune.strategies.racing import Budget
 from iotune.strategies.surrogate import (
     MIN_CONFIGURATIONS,
     Forecast,
@@ -57,6 +62,9 @@ from iotune.strategies.surrogate import (
 )
 
 METHODS = ("sequential", "paper")
+#: Terms ``method: paper`` selects before the completion: the paper's six (eq. 5 then adds
+#: ``a/s``, its seventh).
+PAPER_TERMS = 6
 
 
 @register_strategy
@@ -80,16 +88,37 @@ class ModelGuided(Strategy):
         StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit",
                        minimum=1),
         StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds", minimum=0),
-        StrategyOption("max_terms", MAX_TERMS,
-                       "model terms at most (before monotonicity completion)", minimum=1),
+        StrategyOption("max_terms", "auto",
+                       f"model terms at most (before monotonicity completion); auto: "
+                       f"{PAPER_TERMS} for paper (the paper's six plus 1/s), {MAX_TERMS} for "
+                       "sequential", minimum=1, choices=("auto",), integer=True),
         StrategyOption("seed", 0, "seed for the design, the bootstrap and cross-validation",
                        minimum=0),
     )
 
-    def default_budget(self) -> int:
-        """The paper's: ``top_k + refit_rounds x top_k_refit`` (30 with the defaults)."""
+    def paper_evaluations(self) -> int:
+        """The paper's configurations: ``top_k + refit_rounds x top_k_refit`` (30)."""
         return int(self.values["top_k"] + self.values["refit_rounds"]
                    * self.values["top_k_refit"])
+
+    def default_budget(self) -> int:
+        """``sequential``: the paper's 30 (:meth:`paper_evaluations`), race included.
+        ``paper``: the fewest runs whose search share (:meth:`Budget.split`) holds all of
+        :meth:`paper_evaluations`, so the race comes after and outside them (38 for 30)."""
+        evaluations = self.paper_evaluations()
+        if self.values["method"] != "paper":
+            return evaluations
+        total = evaluations
+        while (Budget.split(total).search or 0) < evaluations:
+            total += 1
+        return total
+
+    def max_terms(self) -> int:
+        """The ``max_terms`` option, with ``auto`` resolved by the method."""
+        value = self.values["max_terms"]
+        if value == "auto":
+            return PAPER_TERMS if self.values["method"] == "paper" else MAX_TERMS
+        return int(value)
 
     def prepare(self, context: SearchContext) -> None:
         """ConfigError for an unknown method; DataError when ``paper`` has no training data."""
@@ -138,7 +167,7 @@ class ModelGuided(Strategy):
             frame = context.training_frame()
             forecast = None if frame is None else bootstrap_forecast(
                 frame, context.candidate_frame(), names, members=int(self.values["members"]),
-                max_terms=int(self.values["max_terms"]), seed=seed + 1000 * (round_no + 1),
+                max_terms=self.max_terms(), seed=seed + 1000 * (round_no + 1),
                 target=context.target)
             size = min(int(self.values["batch"]), context.remaining or len(candidates))
             if forecast is None:
@@ -162,7 +191,7 @@ class ModelGuided(Strategy):
 
     def _final_model(self, context: SearchContext, names: list[str]) -> None:
         """The single model on everything measured (:func:`final_model`), if any."""
-        model = final_model(context.training_frame(), names, int(self.values["max_terms"]),
+        model = final_model(context.training_frame(), names, self.max_terms(),
                             int(self.values["seed"]), context.target)
         if model is not None:
             self.notes["model"] = model
@@ -175,7 +204,7 @@ class ModelGuided(Strategy):
         todo = self.values["top_k"]
         for round_no in range(self.values["refit_rounds"] + 1):
             assert frame is not None  # a context with training data keeps it
-            model = fit_for_settings(frame, names, self.values["max_terms"],
+            model = fit_for_settings(frame, names, self.max_terms(),
                                      self.values["seed"], target=context.target, aggregate=True)
             predictions = model.predict(context.candidate_frame(), unseen_levels="shared")
             order = np.argsort(predictions, kind="stable")

@@ -8,7 +8,10 @@
   range (the smallest, the largest and evenly spaced ones between them by position in the
   sorted list), full factorial over those; fewer values at larger scales (the number of
   values per setting falls from 6 at the smallest training scale by one per larger scale,
-  down to 2), as in Table 2 of Behzad et al. (216, 120, 72, 60 runs from 128 to 2048 cores).
+  down to 2). With ``runs``, the fewest values per setting (from that level up) whose valid
+  full factorial has at least ``runs`` configurations, thinned evenly to ``runs``: so a
+  config can name Table 2 of Behzad et al. (216, 120, 72, 60, 60 runs from 128 to 2048
+  cores) whatever the scale's limits leave valid.
 - ``recorded``: the configurations a backend has recorded at the scale (the ``replay``
   backend's non-default ones), all of them or ``runs`` of them spread the ``lhs`` way: a
   seeded Latin hypercube over each setting's recorded values, each point taking the nearest
@@ -159,7 +162,12 @@ def design_configurations(design: str, space: SearchSpace, cores: int, limits: L
             raise ConfigError("train.scales: a Latin hypercube design needs its number of runs")
         return latin_hypercube(space, cores, limits, runs, seed)
     if design == "systematic":
-        configs = systematic(space, cores, limits, systematic_level(scale_rank))
+        level = systematic_level(scale_rank)
+        configs = systematic(space, cores, limits, level)
+        widest = max(len(values) for _, values in space.values)
+        while runs is not None and len(configs) < runs and level < widest:
+            level += 1
+            configs = systematic(space, cores, limits, level)
         if runs is None or runs >= len(configs):
             return configs
         keep = np.linspace(0, len(configs) - 1, runs).round().astype(int)

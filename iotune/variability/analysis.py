@@ -6,7 +6,9 @@
   :mod:`iotune.variability.classification`);
 * :func:`latest_probe_states` gives the states of the targets in the latest probe round
   and the mixture's mean times, and :func:`placement_document` the placement advice from
-  them or from counts and times given by hand.
+  them or from counts and times given by hand;
+* :func:`replay_document` the placement replayed over the store's probe rounds
+  (:mod:`iotune.variability.replay`), or why it could not be.
 
 Each returns plain results; the commands only parse options and print.
 """
@@ -18,9 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.errors import ConfigError
+from iotune.errors import ConfigError, DataError, StoreError
 from iotune.variability.classify import CLASSIFIERS, label_latencies
 from iotune.variability.placement import placement
+from iotune.variability.replay import replay_placement
 from iotune.variability.samples import Samples, probe_samples
 from iotune.variability.state import StateModel, fit_state_model
 
@@ -159,3 +162,18 @@ def placement_document(counts: tuple[int, int] | None, times: tuple[float, float
         data["bytes_per_idle_target"] = math.floor(total * advice.idle_share)
         data["bytes_per_busy_target"] = math.floor(total * advice.busy_share)
     return data
+
+
+def replay_document(records: Sequence[dict[str, Any]] | str, backend: str | None,
+                    classifier: str) -> dict[str, Any]:
+    """The placement replay of the probe rounds among ``records`` (its
+    :meth:`~iotune.variability.replay.PlacementReplay.document`), or
+    ``{"not_replayed": reason}`` when ``records`` is already a reason (no store) or the rounds
+    cannot be replayed (none, too few, several backends)."""
+    if isinstance(records, str):
+        return {"not_replayed": records}
+    try:
+        return replay_placement(probe_samples(records, backend),
+                                classifier=classifier).document()
+    except (DataError, StoreError) as exc:
+        return {"not_replayed": str(exc)}

@@ -10,6 +10,12 @@ classifiers. ``per_target=False`` pools every target into one group ``all``, as 
 single state, are skipped with the reason; only when every group is skipped is that an
 error.
 
+**What is predicted** (``predict``): ``next``, the state of the same target's probe
+``horizon`` rounds later; ``large``, Wan et al.'s ground truth, the state of the large write
+that followed the probe in the same round (``iotune probe --large``), by a mixture of each
+large size's times on its own, from the features of the small probe before it; ``auto``
+(the default) is ``large`` when the probe rounds have large writes, else ``next``.
+
 Each classifier of each group is scored by :mod:`iotune.variability.validation`
 (k-fold, time-ordered or both); the result (:class:`Classification`) has one row per group
 and classifier and, per classifier, the mean, lowest and highest accuracy over the groups.
@@ -24,7 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iotune.errors import DataError
+from iotune.errors import ConfigError, DataError
+from iotune.settings.units import format_bytes
 from iotune.variability.classify import (
     CLASSIFIER_NAMES,
     CLASSIFIERS,
@@ -46,6 +53,8 @@ from iotune.variability.validation import (
 
 #: Name of the one group when targets are pooled (or unknown).
 POOLED = "all"
+#: What a probe sample's label can be (module doc).
+PREDICTS = ("auto", "next", "large")
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ class ClassifyOptions:
     validation: str = "both"
     train_fraction: float = TRAIN_FRACTION
     per_target: bool | None = None
+    predict: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -71,7 +81,7 @@ class Group:
 
     name: str
     frame: Any
-    states: list[str]
+    states: list[str | None]
     labelled: LabelledSamples
 
 
@@ -105,8 +115,21 @@ def plan_classification(samples: Samples, options: ClassifyOptions) -> Classific
     can be scored (naming the first group's reason).
     """
     check_validation(options.validation, options.folds, options.train_fraction)
+    if options.predict not in PREDICTS:
+        raise ConfigError(f"--predict: {options.predict!r} is not one of {', '.join(PREDICTS)}")
     frame = samples.frame
     horizon = options.horizon
+    has_large = "large_s" in frame.columns and bool(frame["large_s"].notna().any())
+    predict = options.predict
+    if samples.source == "runs":
+        predict = "next"
+    elif predict == "auto":
+        predict = "large" if has_large else "next"
+    elif predict == "large" and not has_large:
+        raise DataError("--predict large: the probe rounds have no large writes; probe with "
+                        "--large (e.g. 64MiB,256MiB,1GiB)")
+    if predict == "large":
+        horizon = 0
     if samples.source == "runs":
         horizon = 0
         if frame.empty or frame["latency"].isna().all():
@@ -114,7 +137,7 @@ def plan_classification(samples: Samples, options: ClassifyOptions) -> Classific
                             "(record field probe.latency_s); tune with state awareness first, "
                             "or use --source probe")
         frame = frame[frame["latency"].notna()].reset_index(drop=True)
-    options = ClassifyOptions(**{**options.__dict__, "horizon": horizon})
+    options = ClassifyOptions(**{**options.__dict__, "horizon": horizon, "predict": predict})
     targets = sorted({str(t) for t in frame["target"]}) if "target" in frame.columns else []
     per_target = options.per_target if options.per_target is not None else len(targets) > 1
     parts = ([(t, frame[frame["target"].astype(str) == t].reset_index(drop=True))
@@ -123,7 +146,9 @@ def plan_classification(samples: Samples, options: ClassifyOptions) -> Classific
     skipped: dict[str, str] = {}
     for name, part in parts:
         try:
-            states = _states(part, samples.column, options)
+            states: list[str | None] = (
+                _large_states(part, options) if predict == "large"
+                else list(_states(part, samples.column, options)))
             groups.append(Group(name, part, states, _labelled(part, states, options)))
         except DataError as exc:
             skipped[name] = str(exc)
@@ -139,7 +164,30 @@ def _states(frame: Any, column: str, options: ClassifyOptions) -> list[str]:
     return label_latencies(fit_state_model(values), values, options.method, options.seed)
 
 
-def _labelled(frame: Any, states: list[str], options: ClassifyOptions) -> LabelledSamples:
+def _large_states(frame: Any, options: ClassifyOptions) -> list[str | None]:
+    """Per row, the state of its large write by a mixture of that size's times alone (None
+    for rows without one). A size with too few writes for a mixture is left out; DataError
+    when every size is."""
+    states: list[str | None] = [None] * len(frame)
+    reasons = []
+    writes = frame[frame["large_s"].notna()]
+    for size, rows in writes.groupby("large_size", sort=True):
+        values = [float(v) for v in rows["large_s"]]
+        try:
+            labels = label_latencies(fit_state_model(values), values, options.method,
+                                     options.seed)
+        except DataError as exc:
+            reasons.append(f"large writes of {int(size)} bytes: {exc}")
+            continue
+        for index, label in zip(rows.index, labels, strict=True):
+            states[frame.index.get_loc(index)] = label
+    if not any(states):
+        raise DataError(reasons[0] if reasons else "no large writes")
+    return states
+
+
+def _labelled(frame: Any, states: Sequence[str | None],
+              options: ClassifyOptions) -> LabelledSamples:
     labelled = labelled_samples(add_window_features(frame, options.window_s), states,
                                 horizon=options.horizon, use_queue=options.use_queue)
     check_samples(labelled, options.validation, options.folds, options.train_fraction)
@@ -158,6 +206,10 @@ class Classification:
         """Which state the classifiers predict, in words."""
         if self.plan.samples.source == "runs":
             return "the measurement's own state"
+        if self.plan.options.predict == "large":
+            sizes = sorted({int(v) for v in self.plan.samples.frame["large_size"].dropna()})
+            return ("the state of the large write after the probe ("
+                    + ", ".join(format_bytes(v) for v in sizes) + ")")
         horizon = self.plan.options.horizon
         return f"state {horizon} round(s) ahead" if horizon else "the sample's own state"
 
@@ -206,6 +258,7 @@ class Classification:
                 "features": list(labels[0].features.columns),
                 "validation": options.validation, "folds": options.folds,
                 "train_fraction": options.train_fraction, "horizon": options.horizon,
+                "predict": options.predict,
                 "window_s": options.window_s, "label": options.method, "seed": options.seed,
                 "classifiers": self.summary(), "scores": self.rows()}
 

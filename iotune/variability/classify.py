@@ -16,10 +16,13 @@ Samples and features (:func:`probe_frame`, :func:`add_window_features`)
       the mixture state of the measurement's time relative to its configuration
       (:func:`iotune.variability.runs.relative_run_times`).
 
-Classifiers (:data:`CLASSIFIERS`), as in the paper: ``svm`` (RBF kernel, on standardised
-features), ``rf`` (random forest of 50 trees), ``gb`` (gradient boosting, scikit-learn
-defaults). How they are scored (shuffled k-fold and time-ordered) is
-:mod:`iotune.variability.validation`.
+Classifiers (:data:`CLASSIFIERS`), the six of the paper (section IV.B): ``svm`` (RBF
+kernel, on standardised features), ``rf`` (random forest of 50 trees), ``gb`` (gradient
+boosting, scikit-learn defaults), ``cart`` (one decision tree, CART, at most 4 levels deep:
+deeper trees memorised the noise of a few hundred probes and fell to within 5 points of
+guessing), ``nb`` (Gaussian naive Bayes) and ``mlp`` (a multi-layer perceptron, one hidden
+layer of 32 units, on standardised features). How they are scored (shuffled k-fold and
+time-ordered) is :mod:`iotune.variability.validation`.
 """
 
 from __future__ import annotations
@@ -39,9 +42,10 @@ if TYPE_CHECKING:
 
     from iotune.variability.state import StateModel
 
-CLASSIFIERS = ("svm", "rf", "gb")
+CLASSIFIERS = ("svm", "rf", "gb", "cart", "nb", "mlp")
 CLASSIFIER_NAMES = {"svm": "support vector machine (RBF)", "rf": "random forest (50 trees)",
-                    "gb": "gradient boosting"}
+                    "gb": "gradient boosting", "cart": "decision tree (CART)",
+                    "nb": "Gaussian naive Bayes", "mlp": "neural network (MLP, 32 units)"}
 LATENCY_FEATURES = ("latency", "window_mean", "window_std")
 
 
@@ -72,7 +76,8 @@ def probe_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
     Columns: ``time`` (Unix seconds), ``probe_id``, ``round``, ``target``, ``latency``,
     ``true_state`` (simulated records only, else None), ``size_bytes`` and the queue features
-    carried forward from the latest snapshot (NaN before the first one; absent without any).
+    carried forward from the latest snapshot (NaN before the first one; absent without any);
+    when any round has large writes, ``large_s`` and ``large_size`` (NaN on other rows).
     """
     import pandas as pd
 
@@ -87,6 +92,9 @@ def probe_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
                    "target": target.get("target"), "latency": float(target["latency_s"]),
                    "true_state": target.get("state"), "size_bytes": record.get("size_bytes")}
             row.update({name: queue.get(name) for name in QUEUE_FEATURES if queue})
+            if target.get("large_s") is not None:
+                row.update(large_s=float(target["large_s"]),
+                           large_size=record.get("large_size_bytes"))
             rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -121,7 +129,7 @@ def add_window_features(frame: pd.DataFrame, window_s: float,
     return out.drop(columns="_at")
 
 
-def future_labels(frame: pd.DataFrame, labels: Sequence[str], horizon: int,
+def future_labels(frame: pd.DataFrame, labels: Sequence[str | None], horizon: int,
                   by: Sequence[str] = ("probe_id", "target")) -> pd.Series:
     """The label of the row ``horizon`` samples later in the same group (NaN past the end)."""
     import pandas as pd
@@ -152,12 +160,13 @@ class LabelledSamples:
         return float(self.labels.mean()) if self.labels.size else math.nan
 
 
-def labelled_samples(frame: pd.DataFrame, labels: Sequence[str], *, horizon: int = 1,
+def labelled_samples(frame: pd.DataFrame, labels: Sequence[str | None], *, horizon: int = 1,
                      use_queue: bool = True) -> LabelledSamples:
     """Features of ``frame`` (with window features) and the labels ``horizon`` samples on.
 
-    Rows without a future label, without a latency or before the first queue snapshot are
-    dropped; the queue features are used when ``use_queue`` and the frame has them.
+    Rows without a future label (or whose label is None), without a latency or before the
+    first queue snapshot are dropped; the queue features are used when ``use_queue`` and
+    the frame has them.
     """
     target = future_labels(frame, labels, horizon)
     columns = list(LATENCY_FEATURES)
@@ -173,9 +182,12 @@ def labelled_samples(frame: pd.DataFrame, labels: Sequence[str], *, horizon: int
 def make_classifier(name: str, seed: int = 0) -> Any:
     """The scikit-learn estimator called ``name`` (one of :data:`CLASSIFIERS`)."""
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
+    from sklearn.tree import DecisionTreeClassifier
 
     if name == "svm":
         return make_pipeline(StandardScaler(), SVC(kernel="rbf", random_state=seed))
@@ -183,6 +195,15 @@ def make_classifier(name: str, seed: int = 0) -> Any:
         return RandomForestClassifier(n_estimators=50, random_state=seed, n_jobs=1)
     if name == "gb":
         return GradientBoostingClassifier(random_state=seed)
+    if name == "cart":
+        return DecisionTreeClassifier(max_depth=4, random_state=seed)
+    if name == "nb":
+        return GaussianNB()
+    if name == "mlp":
+        # Early stopping on a held-out tenth ends training before it fits the noise, and
+        # before the iteration limit, so it never warns that it did not converge.
+        return make_pipeline(StandardScaler(), MLPClassifier(
+            hidden_layer_sizes=(32,), early_stopping=True, max_iter=500, random_state=seed))
     raise ConfigError(f"--classifier: {name!r} is not one of {', '.join(CLASSIFIERS)}")
 
 

@@ -26,6 +26,15 @@ Record of one round::
      "queue": {"running_jobs": 812, …}}          # only on rounds that queried the queue
 
 A target whose write failed has ``latency_s: null`` and ``error``.
+
+**Ground truth: large writes.** Wan et al. check what the small probe predicts against
+large writes (64 MB, 256 MB and 1 GB) whose state is what an application meets. With
+``large_sizes`` every ``large_every``-th round (the first included) also writes, right after
+its small probes, one large write to each target, the sizes taken in turn from round to
+round, timed the same way (``pwrite`` + ``fsync``) and truncated away after (untimed). The
+round then carries ``large_size_bytes`` and each target ``large_s`` (seconds; null with
+``large_error`` when it failed). ``iotune classify`` predicts the state of these writes
+when a store has them (:mod:`iotune.variability.classification`).
 """
 
 from __future__ import annotations
@@ -268,7 +277,14 @@ class StopSignals:
 class ProbeSettings:
     """How to probe: every ``interval_s`` seconds for ``duration_s`` (None: until a signal)
     or ``rounds`` rounds, ``size`` bytes per target; the queue every ``queue_interval_s``
-    (``queue``: ``auto`` = when ``squeue`` is on the PATH, ``squeue``, ``none``)."""
+    (``queue``: ``auto`` = when ``squeue`` is on the PATH, ``squeue``, ``none``); large
+    writes of ``large_sizes`` (in turn) every ``large_every`` rounds (none when empty)."""
+
+    def large_size(self, round_index: int) -> int | None:
+        """The large write of round ``round_index`` (0-based), or None for none."""
+        if not self.large_sizes or round_index % self.large_every:
+            return None
+        return self.large_sizes[(round_index // self.large_every) % len(self.large_sizes)]
 
     interval_s: float = 30.0
     duration_s: float | None = 3600.0
@@ -276,9 +292,17 @@ class ProbeSettings:
     rounds: int | None = None
     queue: str = "auto"
     queue_interval_s: float = 300.0
+    large_sizes: tuple[int, ...] = ()
+    large_every: int = 10
 
     def __post_init__(self) -> None:
         check_probe_size(self.size)
+        for large in self.large_sizes:
+            if isinstance(large, bool) or not isinstance(large, int) or large <= 0:
+                raise ConfigError(f"--large: {large!r} is not a positive number of bytes")
+        if (isinstance(self.large_every, bool) or not isinstance(self.large_every, int)
+                or self.large_every < 1):
+            raise ConfigError(f"--large-every: {self.large_every!r} is not a positive integer")
         for name in ("interval_s", "queue_interval_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
@@ -404,7 +428,13 @@ def run_probe(scratch: Path, store: Store, settings: ProbeSettings, *,
                         if settings.queue == "auto":
                             use_queue = False
                 results = _probe_round(targets, data, stop)
-                if len(results) < len(targets):
+                large = settings.large_size(round_index)
+                if large is not None and len(results) == len(targets):
+                    record["large_size_bytes"] = large
+                    _large_writes(targets, results, _payload(large), stop)
+                unfinished = large is not None and any(
+                    "large_s" not in r and "large_error" not in r for r in results)
+                if len(results) < len(targets) or unfinished:
                     summary.dropped += 1
                     break
                 record["targets"] = results
@@ -419,6 +449,23 @@ def run_probe(scratch: Path, store: Store, settings: ProbeSettings, *,
         with contextlib.suppress(OSError):
             directory.rmdir()
     return summary
+
+
+def _large_writes(targets: Sequence[ProbeTarget], results: list[dict[str, Any]],
+                  data: bytes, stop: StopSignals) -> None:
+    """One timed large write per target into its entry of ``results`` (``large_s``, or
+    ``large_error``), each file truncated back to empty after it; stops once ``stop`` is
+    set (entries without a large write are left as they are)."""
+    for target, entry in zip(targets, results, strict=True):
+        if stop.stopped:
+            return
+        try:
+            entry["large_s"] = _timed_write(target.fd, data)
+        except OSError as exc:
+            entry["large_s"] = None
+            entry["large_error"] = exc.strerror or str(exc)
+        with contextlib.suppress(OSError):
+            os.ftruncate(target.fd, 0)
 
 
 def _probe_round(targets: Sequence[ProbeTarget], data: bytes,

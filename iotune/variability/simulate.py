@@ -17,6 +17,9 @@ OST (:func:`probe_base_latency`). So the latencies of many probes form the two-s
 log-normal mixture whose parameters are known: idle median ``L0 e^(-sigma_i^2/2)``, busy
 median ``L0 m_b e^(-sigma_b^2/2)``, weights ``1 - p_busy`` and ``p_busy``.
 
+A simulated large write (``--large``) meets the state of its target in the round it
+follows, and is drawn from the same family with ``L0`` of its own size.
+
 :func:`simulate_probe_trace` builds whole probe sessions (the records ``iotune probe``
 writes) with a file-system state that persists over time (a two-state Markov chain) and
 synthetic job-queue features that lead the state. The queue model is invented for tests
@@ -138,7 +141,8 @@ def simulate_probe_trace(system: SimSystem, rounds: int, rng: np.random.Generato
                          targets: int = 4, size: int = PROBE_SIZE, noise: float = 1.0,
                          interval_s: float = 30.0, start: float = 0.0,
                          persistence: float = 0.9, follow: float = 0.9,
-                         queue: bool = True) -> list[dict[str, Any]]:
+                         queue: bool = True, large_sizes: Sequence[int] = (),
+                         large_every: int = 10) -> list[dict[str, Any]]:
     """Simulated probe-round records (the shape ``iotune probe`` writes), with true states.
 
     A file-system-wide state follows :func:`markov_states`; each of ``targets`` OSTs is in
@@ -147,7 +151,10 @@ def simulate_probe_trace(system: SimSystem, rounds: int, rng: np.random.Generato
     queue features whose rates rise with the *next* round's file-system state (busy periods
     are announced by large jobs starting), so they carry some predictive signal. Records are
     marked ``backend: sim``, ``provenance: simulated`` and keep each target's true ``state``.
+    With ``large_sizes``, every ``large_every``-th round also has a large write per target
+    (sizes in turn, as :meth:`ProbeSettings.large_size` picks them) in that target's state.
     """
+    sizing = ProbeSettings(size=size, large_sizes=tuple(large_sizes), large_every=large_every)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ConfigError(f"rounds: {rounds!r} is not a positive integer")
     if isinstance(targets, bool) or not isinstance(targets, int) or targets < 1:
@@ -173,6 +180,14 @@ def simulate_probe_trace(system: SimSystem, rounds: int, rng: np.random.Generato
         }
         if queue:
             record["queue"] = _simulated_queue(global_states[i + 1] == "busy", rng)
+        large = sizing.large_size(i)
+        if large is not None:
+            record["large_size_bytes"] = large
+            times = simulated_probe_latencies(system.noise, states[i], rng, large,
+                                              noise=noise,
+                                              base_s=probe_base_latency(system, large))
+            for entry, seconds in zip(record["targets"], times, strict=True):
+                entry["large_s"] = float(seconds)
         records.append(record)
     return records
 
@@ -201,7 +216,9 @@ def record_simulated_probe(system: SimSystem, store: Store, settings: ProbeSetti
     records = simulate_probe_trace(system, rounds, np.random.default_rng(seed), targets=targets,
                                    size=settings.size, noise=noise,
                                    interval_s=settings.interval_s, start=start,
-                                   queue=settings.queue != "none")
+                                   queue=settings.queue != "none",
+                                   large_sizes=settings.large_sizes,
+                                   large_every=settings.large_every)
     for record in records:
         store.append(record)
     return records

@@ -95,7 +95,8 @@ def test_fold_accuracies_are_those_classify_reports(probe_report):
 def test_placement_replay_table_follows_equation_one(probe_report):
     out, _, _ = probe_report
     frame = pd.read_csv(out / "states-placement-sim.csv")
-    assert len(frame) == 79  # every round after the first
+    assert len(frame) == 3 * 16  # the last 20% of 80 rounds, by each of three forecasts
+    assert set(frame["forecast"]) == {"persistence", "svm", "hindsight"}
     mixed = frame[(frame["predicted_idle"] > 0) & (frame["predicted_busy"] > 0)]
     assert not mixed.empty and (mixed["alpha"] > 0.5).all()  # idle targets take more
     one_state = frame[(frame["predicted_idle"] == 0) | (frame["predicted_busy"] == 0)]

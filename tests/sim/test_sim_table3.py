@@ -9,7 +9,15 @@ from iotune.errors import ConfigError
 from iotune.sim import load_system
 from iotune.sim.paper import model_point
 from iotune.sim.space import paper_space
-from iotune.sim.table3 import PAPER_TABLE3, REPETITIONS, format_table, main, table3
+from iotune.sim.table3 import (
+    PAPER_TABLE3,
+    REPETITIONS,
+    format_method,
+    format_table,
+    main,
+    table3,
+    with_paper_method,
+)
 
 KINDS = ("tuned", "default", "speedup")
 
@@ -79,7 +87,7 @@ def test_table_text_labels_simulation_and_split(noisy: pd.DataFrame,
 
 
 def test_main_csv_is_labelled(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--format", "csv", "--noise", "0"]) == 0
+    assert main(["--format", "csv", "--noise", "0", "--method", "none"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("backend,system,noise")
     assert lines[1].startswith("128,in-sample,") and lines[1].endswith(",sim,hopper,0.0")
@@ -112,3 +120,28 @@ def test_paper_space_sizes(cores: int, size: int) -> None:
 
 def test_paper_space_drops_stripe_counts_above_the_ost_count() -> None:
     assert paper_space(512, ost_count=100)["stripe_count"].max() == 96
+
+
+def test_the_papers_method_runs_end_to_end_beside_the_optimum() -> None:
+    """Table 2's 528 training runs, then top 20, refit, top 10 and the race at each scale:
+    what it recommends is scored by the noise-free model against the exhaustive optimum."""
+    rows = with_paper_method(table3("hopper", repetitions=2), "hopper")
+    assert rows.attrs["method_training_runs"] == 528
+    assert list(rows["cores"]) == [row[0] for row in PAPER_TABLE3]
+    assert (rows["method_runs"] == 1 + 30 + 7).all()  # baseline, the paper's 30, the race
+    assert (rows["method_of_optimum"] <= 1).all() and (rows["method_rank"] >= 1).all()
+    optimum = rows["method_rank"] == 1
+    assert (rows.loc[optimum, "method_of_optimum"] == pytest.approx(1.0)).all()
+    # the method finds a configuration far better than the default, short of the optimum
+    assert (rows["method_of_optimum"] > 0.8).all()
+    assert (rows["method_speedup"] > 3).all()
+    assert (rows["method_speedup"] <= rows["sim_speedup"] + 1e-9).all()
+    hopper = load_system("hopper")
+    for row in rows.itertuples(index=False):
+        point = model_point(hopper, row.cores)
+        assert row.method_mib_s == pytest.approx(row.method_of_optimum * point.tuned_mib_s)
+        assert row.method_speedup == pytest.approx(row.method_mib_s / point.default_mib_s)
+    text = format_method(rows)
+    assert "end to end on the SIMULATED system (trained on 528 runs" in text
+    line = next(t for t in text.splitlines() if t.lstrip().startswith("8192 "))
+    assert f"{rows.iloc[-1]['method_mib_s']:.0f}" in line

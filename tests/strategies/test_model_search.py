@@ -351,3 +351,34 @@ def test_replays_of_a_configuration_recorded_once_say_nothing_about_the_spread()
                        measurements=[replayed(1.0, 2), replayed(1.5, 2)])
     noise = pooled_noise([once, twice])
     assert noise.df == 1 and noise.sigma == pytest.approx(abs(np.log(1.5)) / np.sqrt(2))
+
+
+def test_the_papers_method_evaluates_its_30_and_races_after_them(tmp_path):
+    """method=paper at its default budget: 20 predicted, refit, 10 more (30 configurations),
+    then the race in runs of its own; the model has six selected terms plus completion."""
+    from iotune.backends import RunRequest
+    from iotune.strategies.base import make_strategy
+
+    assert make_strategy("model", method="paper").default_budget() == 37
+    assert make_strategy("model").default_budget() == 30  # sequential: race included
+    assert make_strategy("model", method="paper").max_terms() == 6
+    assert make_strategy("model").max_terms() == 7
+    assert make_strategy("model", method="paper", max_terms=4).max_terms() == 4
+    data = write_landscape(tmp_path / "land.csv", scales=(16, 64), configs=60)
+    config = replay_config(tmp_path, data)
+    backend = ReplayBackend(config)
+    store = Store(config.store)
+    for settings in backend.candidates(16)[:40]:
+        store.append({"campaign": "train", **backend.measure(
+            RunRequest("vpic", 16, settings, config.kernel.args))})
+    result = tune(config, backend, store, kernel="vpic", cores=64, fresh=True,
+                  strategy="model", strategy_options={"method": "paper"})
+    assert len(result.evaluations) == 30
+    assert result.budget.total == 37 and result.budget.reserve == 7
+    race = result.choice.race_runs
+    assert race > 0 and result.budget.spent == 30 + race <= 37
+    assert sum(len(e.times) for e in result.evaluations) == 30 + race
+    model = result.model
+    assert model is not None and model.settings is not None
+    assert model.settings.max_terms == 6
+    assert sum(not step.by_completion for step in model.steps) <= 6

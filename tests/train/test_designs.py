@@ -51,3 +51,29 @@ def test_systematic_has_fewer_runs_at_larger_scales():
 def test_empty_space_is_an_error():
     with pytest.raises(ConfigError, match="space: empty"):
         design_configurations("full", SearchSpace(()), 4, LIMITS)
+
+
+def test_systematic_with_runs_gives_the_papers_table2():
+    """Runs above a level's factorial widen the value sets, then thin evenly to the runs."""
+    table2 = [(128, 216), (256, 120), (512, 72), (1024, 60), (2048, 60)]
+    for rank, (cores, runs) in enumerate(table2):
+        configs = design_configurations("systematic", SPACE, cores, LIMITS, runs=runs,
+                                        scale_rank=rank)
+        assert len(configs) == runs, cores
+        assert len({tuple(sorted(c.items())) for c in configs}) == runs
+        counts = {c["stripe_count"] for c in configs}
+        assert {1, 156} <= counts  # the whole range is still covered
+    # without runs: the level's own factorial (2 values each at the fifth scale)
+    assert len(design_configurations("systematic", SPACE, 2048, LIMITS, scale_rank=4)) == 8
+
+
+def test_the_paper_config_plans_table2():
+    from pathlib import Path
+
+    from iotune.config import load_config
+    from iotune.train.plan import plan_campaign
+
+    path = Path(__file__).resolve().parents[2] / "configs" / "hopper-paper.yaml"
+    plans = plan_campaign(load_config(path))
+    assert [(p.scale.cores, len(p.tasks)) for p in plans] == [(128, 216), (256, 120), (512, 72),
+                                                         (1024, 60), (2048, 60)]

@@ -131,7 +131,8 @@ def test_classifying_runs_needs_probe_latencies() -> None:
 def test_classifier_names() -> None:
     assert parse_classifiers(" svm, gb ,") == ["svm", "gb"]
     for text, bad in (("svm,knn", "'knn'"), ("", "''")):
-        with pytest.raises(ConfigError, match=f"--classifier: {bad} is not one of svm, rf, gb"):
+        with pytest.raises(ConfigError, match=f"--classifier: {bad} is not one of "
+                                              "svm, rf, gb, cart, nb, mlp"):
             parse_classifiers(text)
 
 

@@ -69,3 +69,41 @@ def test_window_features_and_future_labels_by_hand() -> None:
     ahead = future_labels(frame, labels, 1).fillna("-").tolist()
     assert ahead == ["busy", "idle", "idle", "busy", "-", "-"]
     assert future_labels(frame, labels, 0).tolist() == labels
+
+
+def test_the_state_of_large_writes_is_predicted_when_the_probes_have_them() -> None:
+    """Simulated large writes meet their target's state; classify labels them by a mixture
+    per size and predicts that state from the small probe before them."""
+    from iotune.errors import ConfigError
+    from iotune.variability.classification import ClassifyOptions, plan_classification
+    from iotune.variability.samples import probe_samples
+
+    records = simulate_probe_trace(HOPPER, 600, np.random.default_rng(4), targets=2,
+                                   large_sizes=(64 * 2**20, 2**30), large_every=2)
+    sizes = [r.get("large_size_bytes") for r in records[:5]]
+    assert sizes == [64 * 2**20, None, 2**30, None, 64 * 2**20]
+    big = [t["large_s"] for r in records if r.get("large_size_bytes") == 2**30
+           for t in r["targets"]]
+    small = [t["latency_s"] for r in records for t in r["targets"]]
+    assert min(big) > 10 * max(small)
+    samples = probe_samples(records)
+    options = ClassifyOptions(classifiers=["rf"], folds=4, validation="kfold",
+                              per_target=False)
+    plan = plan_classification(samples, options)
+    assert plan.options.predict == "large" and plan.options.horizon == 0
+    (group,) = plan.groups
+    assert group.labelled.labels.size == 600  # 2 targets x 300 rounds with large writes
+    truth = [t["state"] for r in records if "large_size_bytes" in r for t in r["targets"]]
+    labelled = [s for s in group.states if s is not None]
+    agreement = np.mean([a == b for a, b in zip(labelled, truth, strict=True)])
+    assert agreement > 0.8
+    scores = cross_validate_classifiers(group.labelled, classifiers=["rf"], folds=4, seed=0)
+    assert scores[0].accuracy > majority_accuracy(group.labelled) + 0.05
+    nexts = plan_classification(samples, ClassifyOptions(**{**options.__dict__,
+                                                           "predict": "next"}))
+    assert nexts.groups[0].labelled.labels.size == 2 * 599
+    plain = probe_samples(simulate_probe_trace(HOPPER, 60, np.random.default_rng(4)))
+    with pytest.raises(DataError, match=r"^--predict large: the probe rounds have no large"):
+        plan_classification(plain, ClassifyOptions(predict="large"))
+    with pytest.raises(ConfigError, match=r"^--predict: 'big' is not one of auto, next, large"):
+        plan_classification(plain, ClassifyOptions(predict="big"))

@@ -98,16 +98,41 @@ def test_placement_from_the_store_and_by_hand(sim_store: Path) -> None:
     assert data["n_idle"] + data["n_busy"] == 3
     assert len(data["idle_targets"]) == data["n_idle"]
     assert data["t_busy"] / data["t_idle"] == pytest.approx(1.45, rel=0.1)
+    assert data["replay"]["targets"] == 3 and data["replay"]["test_rounds"] == 30
     code, out, _ = run("placement", "--idle", "120", "--busy", "36", "--t-idle", "1.9",
-                       "--t-busy", "2.7")
+                       "--t-busy", "2.7", "--store", str(sim_store.parent / "none.jsonl"))
     assert code == 0 and "0.8257" in out and "1.324x over even placement" in out
+    assert "replayed gain       not replayed: store " in out and "no such file" in out
+
+
+def test_placement_prints_the_replayed_gain_beside_the_analytic_one(sim_store: Path) -> None:
+    code, out, _ = run("placement", "--idle", "120", "--busy", "36", "--t-idle", "1.85",
+                       "--t-busy", "2.7", "--store", str(sim_store), "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["speedup"] == pytest.approx(1.353, abs=5e-4)
+    gains = {f["forecast"]: f["mean_gain"] for f in data["replay"]["forecasts"]}
+    assert set(gains) == {"persistence", "svm", "hindsight"}
+    assert gains["persistence"] < 1.1 < data["speedup"]  # the store contradicts eq. 3
+    assert data["replay"]["pays"] is (max(gains["persistence"], gains["svm"]) >= 1.01)
+    code, table, _ = run("placement", "--idle", "120", "--busy", "36", "--t-idle", "1.85",
+                         "--t-busy", "2.7", "--store", str(sim_store))
+    assert "1.353x over even placement (analytic" in table
+    assert f"persistence {gains['persistence']:.3f}x" in table
+    assert "placement           " + data["replay"]["verdict"] in table
+    code, table, _ = run("placement", "--idle", "1", "--busy", "1", "--t-idle", "1",
+                         "--t-busy", "2", "--store", str(sim_store), "--no-replay")
+    assert code == 0 and "replayed" not in table
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [
     (["placement", "--idle", "3"], 2, "--idle/--busy: give both target counts"),
     (["placement", "--idle", "0", "--busy", "0", "--t-idle", "1", "--t-busy", "2"], 2,
      "--idle/--busy: 0 targets"),
-    (["classify", "--classifier", "knn"], 2, "--classifier: 'knn' is not one of svm, rf, gb"),
+    (["classify", "--classifier", "knn"], 2,
+     "--classifier: 'knn' is not one of svm, rf, gb, cart, nb, mlp"),
+    (["placement", "--classifier", "svm,rf"], 2, "--classifier: 'svm,rf' is not one "
+     "classifier name"),
     (["classify", "--train-fraction", "1.5"], 2,
      "--train-fraction: 1.5 is not a number between 0 and 1 (exclusive)"),
 ])

@@ -196,3 +196,46 @@ def test_signal_in_the_middle_of_a_round_drops_that_round_whole(tmp_path: Path, 
     assert [t["target"] for t in record["targets"]] == ["OST0000", "OST0001", "OST0002"]
     assert list(scratch.iterdir()) == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_large_writes_every_few_rounds_sizes_in_turn(tmp_path: Path, monkeypatch,
+                                                     fake_program) -> None:
+    """Wan et al.'s ground truth: a large write per target after the small ones, every
+    --large-every rounds, sizes in turn, each file truncated back after it."""
+    from iotune.variability import probe as probe_module
+
+    lfs = fake_program("lfs", 'touch "$6"')
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    sizes: list[tuple[int, int]] = []
+    real_write = probe_module._timed_write
+
+    def write(fd: int, data: bytes) -> float:
+        seconds = real_write(fd, data)
+        sizes.append((len(data), os.fstat(fd).st_size))
+        return seconds
+
+    monkeypatch.setattr(probe_module, "_timed_write", write)
+    settings = ProbeSettings(interval_s=0.01, rounds=5, size=4096, queue="none",
+                             large_sizes=(2**20, 2**21), large_every=2)
+    store = Store(tmp_path / "s.jsonl")
+    summary = run_probe(scratch, store, settings, osts=[0, 1], fs_type="lustre", lfs=lfs)
+    assert summary.recorded == 5
+    records = store.records()
+    assert [r.get("large_size_bytes") for r in records] == [2**20, None, 2**21, None, 2**20]
+    for record in records:
+        for target in record["targets"]:
+            assert target["latency_s"] > 0
+            assert ("large_s" in target) == ("large_size_bytes" in record)
+            if "large_s" in target:
+                assert target["large_s"] > 0
+    # each large write filled its file; the next small write found it truncated
+    assert [n for n, _ in sizes].count(4096) == 10 and len(sizes) == 16
+    after_large = [sizes[i + 1] for i, (n, _) in enumerate(sizes[:-1]) if n > 4096
+                   and sizes[i + 1][0] == 4096]
+    assert after_large and all(size == 4096 for _, size in after_large)
+    assert list(scratch.iterdir()) == []
+    with pytest.raises(ConfigError, match=r"^--large: 0 is not a positive number of bytes"):
+        ProbeSettings(large_sizes=(0,))
+    with pytest.raises(ConfigError, match=r"^--large-every: 0 is not a positive integer"):
+        ProbeSettings(large_sizes=(2**20,), large_every=0)
