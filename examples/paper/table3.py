@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from iotune.sim.table3 import main
+from iotune.tune.paper_table3 import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -45,7 +45,7 @@ from iotune.sim.simulate import BACKEND, as_system, simulate_times
 from iotune.sim.system import SimSystem
 
 __all__ = ["PAPER_TABLE3", "REPETITIONS", "format_method", "format_table", "main", "split_of",
-           "table3", "with_paper_method"]
+           "table3", "table3_main"]
 
 #: Measurements of each configuration per scale when noise is on.
 REPETITIONS = 10
@@ -113,19 +113,6 @@ def table3(system: SimSystem | str = "hopper", *, noise: float = 1.0,
                         "training_cores": spec.calibration.training_cores
                         if spec.calibration is not None else ()})
     return frame
-
-
-def with_paper_method(frame: pd.DataFrame, system: SimSystem | str = "hopper", *,
-                      noise: float = 1.0, seed: int = 0) -> pd.DataFrame:
-    """``frame`` (a :func:`table3`) with the ``method_*`` columns of the paper's method run
-    end to end on ``system`` (:func:`iotune.tune.paper_table3.paper_method_rows`)."""
-    from iotune.tune.paper_table3 import paper_method_rows
-
-    method = paper_method_rows(as_system(system), noise=noise, seed=seed)
-    merged = frame.merge(method, on="cores", how="left")
-    merged.attrs.update(frame.attrs)
-    merged.attrs["method_training_runs"] = method.attrs["training_runs"]
-    return merged
 
 
 def format_method(frame: pd.DataFrame) -> str:
@@ -196,7 +183,16 @@ def format_table(frame: pd.DataFrame) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the table; exit status 0, or 2 with a one-line error for bad input."""
+    """Print the table; exit status 0, or 2 with a one-line error for bad input. The paper's
+    method beside it: ``python -m iotune.tune.paper_table3`` (it runs a tune, a layer above
+    the simulator)."""
+    return table3_main(argv, None)
+
+
+def table3_main(argv: Sequence[str] | None,
+                method: Callable[..., pd.DataFrame] | None) -> int:
+    """The table's command line; with ``method`` (:func:`iotune.tune.paper_table3.
+    with_paper_method`) also ``--method paper|none``, the paper's method run end to end."""
     parser = argparse.ArgumentParser(prog="python -m iotune.sim.table3", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--system", default="hopper", help="preset name or YAML path")
@@ -205,15 +201,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=REPETITIONS,
                         help="noisy measurements of each configuration per scale")
     parser.add_argument("--seed", type=int, default=0, help="seed of the noise")
-    parser.add_argument("--method", choices=("paper", "none"), default="paper",
-                        help="also run the paper's method end to end on the simulator")
+    if method is not None:
+        parser.add_argument("--method", choices=("paper", "none"), default="paper",
+                            help="also run the paper's method end to end on the simulator")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
     args = parser.parse_args(argv)
+    with_method = method is not None and args.method == "paper"
     try:
         frame = table3(args.system, noise=args.noise, repetitions=args.repetitions,
                        seed=args.seed)
-        if args.method == "paper":
-            frame = with_paper_method(frame, args.system, noise=args.noise, seed=args.seed)
+        if with_method:
+            assert method is not None
+            frame = method(frame, args.system, noise=args.noise, seed=args.seed)
     except IotuneError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return getattr(exc, "exit_code", 1)
@@ -221,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             noise=frame.attrs["noise"])
     if args.format == "table":
         print(format_table(frame))
-        if args.method == "paper":
+        if with_method:
             print()
             print(format_method(frame))
     elif args.format == "csv":

@@ -23,7 +23,7 @@ training range, the paper's headline. Everything goes into a temporary store, re
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,10 @@ import pandas as pd
 from iotune.backends.sim import SimBackend
 from iotune.config import Config, build_config
 from iotune.sim.paper import model_point, paper_rows
-from iotune.sim.simulate import simulate_times
+from iotune.sim.simulate import as_system, simulate_times
 from iotune.sim.space import TABLE1_STRIPE_COUNTS, TABLE1_STRIPE_SIZES_MIB, aggregator_ladder
 from iotune.sim.system import SimSystem
+from iotune.sim.table3 import table3_main
 from iotune.store import Store
 from iotune.train.plan import plan_campaign
 from iotune.train.run import run_campaign
@@ -139,3 +140,24 @@ def _score(system: SimSystem, cores: int, result: Any) -> dict[str, Any]:
         "method_rank": int((space > bandwidth * (1 + 1e-12)).sum()) + 1,
         "method_runs": result.runs,
     }
+
+
+def with_paper_method(frame: pd.DataFrame, system: SimSystem | str = "hopper", *,
+                      noise: float = 1.0, seed: int = 0) -> pd.DataFrame:
+    """``frame`` (a :func:`table3`) with the ``method_*`` columns of the paper's method run
+    end to end on ``system`` (:func:`iotune.tune.paper_table3.paper_method_rows`)."""
+    method = paper_method_rows(as_system(system), noise=noise, seed=seed)
+    merged = frame.merge(method, on="cores", how="left")
+    merged.attrs.update(frame.attrs)
+    merged.attrs["method_training_runs"] = method.attrs["training_runs"]
+    return merged
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Table 3 beside the simulator, with the paper's method run end to end
+    (``--method none`` leaves it out); see :func:`iotune.sim.table3.table3_main`."""
+    return table3_main(argv, with_paper_method)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

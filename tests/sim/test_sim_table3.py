@@ -16,8 +16,9 @@ from iotune.sim.table3 import (
     format_table,
     main,
     table3,
-    with_paper_method,
 )
+from iotune.tune.paper_table3 import main as main_with_method
+from iotune.tune.paper_table3 import with_paper_method
 
 KINDS = ("tuned", "default", "speedup")
 
@@ -87,14 +88,14 @@ def test_table_text_labels_simulation_and_split(noisy: pd.DataFrame,
 
 
 def test_main_csv_is_labelled(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--format", "csv", "--noise", "0", "--method", "none"]) == 0
+    assert main(["--format", "csv", "--noise", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("backend,system,noise")
     assert lines[1].startswith("128,in-sample,") and lines[1].endswith(",sim,hopper,0.0")
 
 
 def test_main_reports_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--system", "nosuch"]) == 2
+    assert main_with_method(["--system", "nosuch"]) == 2
     assert "system: unknown system 'nosuch'" in capsys.readouterr().err
     assert main(["--noise", "-1"]) == 2
     assert "error: noise: -1.0 is negative" in capsys.readouterr().err
