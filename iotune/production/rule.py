@@ -253,7 +253,8 @@ def _stay(runs: Sequence[Run], estimates: dict[str, Estimate], admissible: list[
 
 
 def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: list[str],
-            ranked: list[str], default: str, leader: str | None, baseline: int) -> tuple[str | None, str]:
+            ranked: list[str], default: str, leader: str | None,
+            baseline: int) -> tuple[str | None, str]:
     """The settled recommendation (None: not yet) and what is still needed, in words."""
     if baseline < BASELINE_RUNS:
         return None, f"{BASELINE_RUNS - baseline} more run(s) of the default"
