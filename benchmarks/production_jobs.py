@@ -124,11 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     for seed in range(args.seeds):
         c = campaign(configs, keys, seed, args.jobs)
         done.append(c)
-        settled = str(c.settled_after) if c.settled_after <= args.jobs else "never"
+        when = str(c.settled_after) if c.settled_after <= args.jobs else "never"
         verdict = ("correct" if c.correct else "WRONG") + (
             ", slower than the default" if c.worse else "")
         print(f"seed {seed}: recommends {c.recommended} ({verdict});"
-              f" slower jobs {c.slower_jobs}/{args.jobs}; settled after {settled}; regret "
+              f" slower jobs {c.slower_jobs}/{args.jobs}; settled after {when}; regret "
               f"{100 * c.regret:.1f}%", flush=True)
     correct = sum(c.correct for c in done)
     slower = 100 * sum(c.slower_jobs for c in done) / (args.seeds * args.jobs)

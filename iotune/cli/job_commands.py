@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -107,7 +108,7 @@ def status_command(store_path: Path, tag: str, fmt: str) -> None:
     the regret paid and what is needed to settle."""
     campaign, state = status(Store(store_path), tag)
     pending = sum(1 for r in campaign.runs if r.pending)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, est in state.estimates.items():
         if est.runs == 0 and est.pending == 0:
             continue
