@@ -65,6 +65,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def _register() -> None:
     from iotune.cli import (
         darshan_commands,
+        job_commands,
         model_commands,
         report_commands,
         run_commands,
@@ -76,7 +77,7 @@ def _register() -> None:
 
     for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
                     *variability_commands.COMMANDS, *darshan_commands.COMMANDS,
-                    *store_commands.COMMANDS]:
+                    *store_commands.COMMANDS, *job_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")

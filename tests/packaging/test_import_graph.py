@@ -22,6 +22,7 @@ LAYERS = (
     "cli",
     "defaults",
     "report",
+    "production",
     "apply",
     "tune",
     "tuned",

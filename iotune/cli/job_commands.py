@@ -1,0 +1,158 @@
+"""``iotune job``: tune across production jobs (docs/production.md).
+
+``job start`` (in the job script, before the application) chooses this job's configuration
+and prints its lines; ``job finish`` (after it) records the I/O time; ``job status`` shows
+where the campaign stands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from iotune.apply import render
+from iotune.errors import ConfigError
+from iotune.production.jobs import (
+    DEFAULT,
+    env_job_id,
+    finish_job,
+    regret_paid,
+    start_job,
+    status,
+)
+from iotune.production.rule import CONFIDENCE
+from iotune.store import Store
+from iotune.tuned import read_tuned_file
+
+_store = click.option("--store", "store_path", type=click.Path(path_type=Path),
+                      default=Path("iotune-production.jsonl"), show_default=True,
+                      help="The production journal (shared by every job of the campaign).")
+_tag = click.option("--tag", required=True,
+                    help="The campaign: one application at one scale and input.")
+_job = click.option("--job-id", default=None,
+                    help="This job's id (default: Slurm's, <array job>_<task> for an "
+                         "array task).")
+
+
+def _job_id(given: str | None) -> str:
+    found = given or env_job_id()
+    if not found:
+        raise ConfigError("--job-id: not given and not in a Slurm job (SLURM_JOB_ID unset)")
+    return found
+
+
+@click.group("job")
+def job_group() -> None:
+    """Tune across production jobs: each job runs a chosen configuration at bounded risk."""
+
+
+@job_group.command("start")
+@_store
+@_tag
+@_job
+@click.option("--candidate", "candidates", multiple=True, type=click.Path(path_type=Path),
+              help="A tuned file (iotune tune -o) whose settings may be tried; give the "
+                   "best-ranked first. Repeatable.")
+@click.option("--format", "fmt", type=click.Choice(["preload", "romio", "cray", "all"]),
+              default="preload", show_default=True, help="Lines to print (as iotune apply).")
+def start_command(store_path: Path, tag: str, job_id: str | None,
+                  candidates: tuple[Path, ...], fmt: str) -> None:
+    """Choose this job's configuration, record the choice, print its job-script lines.
+
+    \b
+    In a job script:
+      eval "$(iotune job start --tag ckpt-512 --candidate tuned.yaml)"
+      srun ./app ...
+      iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
+    """
+    ident = _job_id(job_id)
+    settings_list = [read_tuned_file(path)["settings"] for path in candidates]
+    choice, settings = start_job(Store(store_path), tag, ident, settings_list)
+    click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "
+               f"{choice.reason})")
+    click.echo(f"export IOTUNE_JOB_ID={ident}")
+    click.echo(f"export IOTUNE_JOB_TAG={tag}")
+    if settings:
+        click.echo(render({"settings": settings, "provenance": f"production {choice.role}"},
+                          fmt))
+    else:
+        click.echo("# the default configuration: no setting changed")
+
+
+@job_group.command("finish")
+@_store
+@_tag
+@_job
+@click.option("--seconds", type=float, default=None,
+              help="The application's I/O seconds in this job.")
+@click.option("--failed", is_flag=True, help="The application failed: record no time.")
+def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: float | None,
+                   failed: bool) -> None:
+    """Record this job's I/O time (or its failure) in the production journal."""
+    if failed == (seconds is not None):
+        raise ConfigError("--seconds: give the I/O seconds or --failed, one of the two")
+    record = finish_job(Store(store_path), tag, _job_id(job_id), seconds)
+    click.echo(f"iotune: job {record['job_id']} of {tag}: {record['status']}", err=True)
+
+
+@job_group.command("status")
+@_store
+@_tag
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def status_command(store_path: Path, tag: str, fmt: str) -> None:
+    """Jobs so far, each configuration's estimate with its 90% interval, the gain so far,
+    the regret paid and what is needed to settle."""
+    campaign, state = status(Store(store_path), tag)
+    pending = sum(1 for r in campaign.runs if r.pending)
+    rows: list[dict[str, Any]] = []
+    for name, est in state.estimates.items():
+        if est.runs == 0 and est.pending == 0:
+            continue
+        where = ("default" if name == DEFAULT else "admissible" if name in state.admissible
+                 else "held back" if name in state.held_back else "not a candidate")
+        rows.append({"config": name, "runs": est.runs, "running": est.pending,
+                     "seconds": est.seconds, "ratio": est.ratio, "p_slower": est.p_slower,
+                     "state": where, "settings": campaign.settings.get(name, {})})
+    rec = state.recommendation
+    gain = state.estimates[rec].ratio if rec != DEFAULT else None
+    regret = regret_paid(campaign, state)
+    summary: dict[str, object] = {
+        "tag": tag, "jobs": state.jobs, "running": pending, "explored": state.explored,
+        "settled": state.settled is not None, "recommendation": rec,
+        "recommended_settings": campaign.settings.get(rec, {}),
+        "gain": None if gain is None else 1 / gain[1],
+        "regret_s": regret, "needed": state.needed,
+        "provenance": f"{state.jobs} production jobs", "configurations": rows,
+    }
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        return
+    click.echo(f"campaign {tag}: {state.jobs} jobs ({pending} running), {state.explored} "
+               "explored")
+    click.echo(f"{'config':10} {'runs':>4} {'running':>7} {'mean s':>10}  "
+               f"{'time / default (90%)':24} {'P(>10% slower)':>14}  state")
+    for row in rows:
+        ratio = row["ratio"]
+        shown = (f"{ratio[1]:.3f} [{ratio[0]:.3f}, {ratio[2]:.3f}]" if ratio else "-")
+        mean = f"{row['seconds']:.4g}" if row["seconds"] is not None else "-"
+        risk = f"{row['p_slower']:.3f}" if row["p_slower"] is not None else "-"
+        click.echo(f"{row['config']:10} {row['runs']:>4} {row['running']:>7} {mean:>10}  "
+                   f"{shown:24} {risk:>14}  {row['state']}")
+    if state.settled is None:
+        click.echo(f"not settled: recommendation stays the default; needed: {state.needed}")
+    elif rec == DEFAULT:
+        click.echo("settled: nothing better than the default; the default stays")
+    else:
+        assert gain is not None
+        click.echo(f"settled: {rec} beats the default with probability >= "
+                   f"{CONFIDENCE:.0%}, {1 / gain[1]:.2f}x so far ({state.jobs} production "
+                   "jobs)")
+    click.echo(f"regret paid: {regret:.4g} s of I/O in exploring jobs against "
+               "the default")
+
+
+COMMANDS = [job_group]

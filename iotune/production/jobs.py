@@ -1,0 +1,190 @@
+"""Production jobs in a store: a job's choice recorded before it runs, its result after.
+
+A production journal is an iotune store (:class:`iotune.store.Store`: appends under the
+store's lock, one whole fsynced line each, torn lines skipped on read), kept apart from the
+stores of dedicated runs so that ``tune`` and ``train`` never take a production job for a
+dedicated measurement. Each job writes two records, both ``kind: production_job`` with its
+``tag`` (the campaign: one application, scale and input) and ``job_id``:
+
+- ``event: start``, before the application starts: the configuration chosen (``config``, its
+  ``settings``), the ``role`` and ``reason`` from :func:`iotune.production.rule.choose`;
+- ``event: finish``, after it: ``status`` (``ok`` or ``failed``) and ``io_seconds``.
+
+The choice is made and recorded while holding the store's lock, so jobs starting at once,
+on any node, see each other's choices. A job killed before ``finish`` leaves only its start
+record: it counts as running for :data:`PENDING_HOURS`, then as lost, never as a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from iotune.errors import ConfigError, StoreError
+from iotune.production.rule import Assessment, Choice, Run, assess, choose
+from iotune.store import Store, now_iso
+from iotune.store.lock import host_name
+
+KIND = "production_job"
+#: Name of the configuration with no setting.
+DEFAULT = "default"
+#: A start record with no finish is a job still running for this long, then a lost job:
+#: longer than a day's batch limit at most sites, short enough that a killed job does not
+#: hold a first trial back for long.
+PENDING_HOURS = 48.0
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_name(value: str, where: str) -> str:
+    """``value`` when it is 1-128 letters, digits, ``.``, ``_``, ``-`` (not first)."""
+    if not _SAFE.fullmatch(value):
+        raise ConfigError(f"{where}: {value!r} is not 1-128 letters, digits, '.', '_' or '-' "
+                          "starting with a letter or digit")
+    return value
+
+
+def job_id_from_env(env: Mapping[str, str]) -> str | None:
+    """The Slurm job's id: ``<array job>_<task>`` for an array task, else ``SLURM_JOB_ID``;
+    None outside Slurm."""
+    array, task = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
+    if array and task:
+        return f"{array}_{task}"
+    return env.get("SLURM_JOB_ID") or None
+
+
+def config_name(settings: Mapping[str, Any]) -> str:
+    """``default`` for no settings, else ``c`` and 8 hex digits of the settings' hash."""
+    if not settings:
+        return DEFAULT
+    text = json.dumps(dict(settings), sort_keys=True, separators=(",", ":"), default=str)
+    return "c" + hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A tag's jobs as read from the journal, oldest first."""
+
+    tag: str
+    runs: list[Run]
+    job_ids: list[str]
+    settings: dict[str, dict[str, Any]]  # configuration name -> settings
+    finished: set[str]
+    candidates: list[str]  # the ranked candidates the latest job was started with
+
+
+def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campaign:
+    """Every job of ``tag`` in ``store`` as :class:`Run` values (see the module's rules)."""
+    now = now or datetime.now(UTC)
+    starts: dict[str, dict[str, Any]] = {}
+    ends: dict[str, dict[str, Any]] = {}
+    if store.exists():
+        for record in store.iter_records():
+            if record.get("kind") != KIND or record.get("tag") != tag:
+                continue
+            target = starts if record.get("event") == "start" else ends
+            target.setdefault(str(record.get("job_id")), record)
+    runs, settings = [], {}
+    candidates: list[str] = []
+    for job_id, start in starts.items():
+        candidates = [str(c) for c in start.get("candidates") or []]
+        config = str(start.get("config"))
+        settings[config] = dict(start.get("settings") or {})
+        end = ends.get(job_id)
+        if end is None:
+            age_h = (now - datetime.fromisoformat(str(start["recorded_at"]))).total_seconds()
+            runs.append(Run(config, str(start.get("role")), None,
+                            pending=age_h / 3600 < PENDING_HOURS))
+            continue
+        ok = end.get("status") == "ok"
+        runs.append(Run(config, str(start.get("role")),
+                        float(end["io_seconds"]) if ok else None))
+    return Campaign(tag, runs, list(starts), settings, set(ends), candidates)
+
+
+def candidate_names(candidates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Names of the ranked candidates' settings (see :func:`config_name`)."""
+    return [config_name(c) for c in candidates]
+
+
+def start_job(store: Store, tag: str, job_id: str,
+              candidates: Sequence[Mapping[str, Any]]) -> tuple[Choice, dict[str, Any]]:
+    """Choose the configuration of job ``job_id`` of ``tag`` among the default and the
+    ``candidates`` (settings, ranked best first) and record the choice, all under the
+    store's lock. Returns the choice and the chosen settings. ConfigError when the job id
+    was already started in this campaign."""
+    check_name(tag, "--tag")
+    check_name(job_id, "--job-id")
+    names = candidate_names(candidates)
+    known = {DEFAULT: {}, **{n: dict(c) for n, c in zip(names, candidates, strict=True)}}
+    with store.exclusive():
+        campaign = read_campaign(store, tag)
+        if job_id in campaign.job_ids:
+            raise ConfigError(f"--job-id: {job_id} was already started in campaign {tag}; "
+                              "each job starts once")
+        known = {**campaign.settings, **known}
+        choice = choose(campaign.runs, DEFAULT, names)
+        settings = known[choice.config]
+        store.append({"kind": KIND, "event": "start", "tag": tag, "job_id": job_id,
+                      "config": choice.config, "settings": settings, "role": choice.role,
+                      "reason": choice.reason, "provenance": "production", "host": host_name(),
+                      "candidates": names, "started_at": now_iso()})
+    return choice, settings
+
+
+def check_seconds(seconds: float | None) -> float | None:
+    """``seconds`` when a finite number > 0 (or None); ConfigError otherwise."""
+    if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigError(f"--seconds: {seconds!r} is not a positive number of seconds")
+    return seconds
+
+
+def finish_job(store: Store, tag: str, job_id: str, seconds: float | None) -> dict[str, Any]:
+    """Record the end of job ``job_id``: ``ok`` with its I/O ``seconds``, or ``failed`` when
+    None. ConfigError when the job was never started or has already finished."""
+    check_name(tag, "--tag")
+    check_name(job_id, "--job-id")
+    check_seconds(seconds)
+    with store.exclusive():
+        campaign = read_campaign(store, tag)
+        if job_id not in campaign.job_ids:
+            raise ConfigError(f"--job-id: {job_id} was not started in campaign {tag} "
+                              "('iotune job start' records it)")
+        if job_id in campaign.finished:
+            raise ConfigError(f"--job-id: {job_id} of campaign {tag} has already finished")
+        return store.append({"kind": KIND, "event": "finish", "tag": tag, "job_id": job_id,
+                             "status": "ok" if seconds is not None else "failed",
+                             "io_seconds": seconds, "provenance": "production",
+                             "host": host_name()})
+
+
+def status(store: Store, tag: str) -> tuple[Campaign, Assessment]:
+    """The campaign of ``tag`` and what the rule makes of it (StoreError: no such jobs)."""
+    check_name(tag, "--tag")
+    campaign = read_campaign(store, tag)
+    if not campaign.runs:
+        raise StoreError(f"--tag: no production job of campaign {tag} in {store.path}")
+    names = list(campaign.candidates)
+    names += [r.config for r in campaign.runs if r.config not in names and r.config != DEFAULT]
+    return campaign, assess(campaign.runs, DEFAULT, names)
+
+
+def regret_paid(campaign: Campaign, state: Assessment) -> float:
+    """Extra I/O seconds the exploring jobs (challengers) spent against the default's mean
+    time (negative: exploring saved time)."""
+    base = state.estimates[DEFAULT].seconds
+    if base is None:
+        return 0.0
+    return sum(r.seconds - base for r in campaign.runs
+               if r.role == "challenger" and r.seconds is not None)
+
+
+def env_job_id() -> str | None:
+    """:func:`job_id_from_env` of this process's environment."""
+    return job_id_from_env(os.environ)

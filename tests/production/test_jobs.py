@@ -1,0 +1,177 @@
+"""``iotune job``: choices recorded before a job runs, one finish per job, jobs at once,
+killed jobs, Slurm ids, and the one-line errors of bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from iotune.production.jobs import (
+    DEFAULT,
+    config_name,
+    finish_job,
+    job_id_from_env,
+    read_campaign,
+    start_job,
+)
+from iotune.store import Store
+from tests.cli_result import error_line, invoke
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def tuned(tmp_path: Path) -> Path:
+    path = tmp_path / "tuned.yaml"
+    path.write_text("settings:\n  cb_buffer_size: 4MiB\n  romio_cb_write: disable\n")
+    return path
+
+
+def _records(store: Path) -> list[dict]:
+    return Store(store).records()
+
+
+def test_start_prints_the_jobs_lines_and_records_the_choice_first(tmp_path: Path,
+                                                                 tuned: Path) -> None:
+    store = tmp_path / "prod.jsonl"
+    for i in range(3):
+        out = invoke("job", "start", "--store", str(store), "--tag", "app", "--job-id",
+                     f"j{i}", "--candidate", str(tuned), "--format", "romio")
+        assert out.exit_code == 0, out.output
+        assert "default (baseline" in out.output
+        assert f"export IOTUNE_JOB_ID=j{i}" in out.output
+        assert invoke("job", "finish", "--store", str(store), "--tag", "app", "--job-id",
+                      f"j{i}", "--seconds", "10").exit_code == 0
+    out = invoke("job", "start", "--store", str(store), "--tag", "app", "--job-id", "j3",
+                 "--candidate", str(tuned), "--format", "romio")
+    assert "challenger" in out.output
+    assert "cb_buffer_size 4194304" in out.output and "romio_cb_write disable" in out.output
+    last = _records(store)[-1]
+    assert (last["event"], last["job_id"], last["role"]) == ("start", "j3", "challenger")
+    assert last["settings"] == {"cb_buffer_size": 4194304, "romio_cb_write": "disable"}
+    assert last["provenance"] == "production"
+
+
+def test_a_much_slower_candidate_is_not_chosen_again_and_status_says_so(
+        tmp_path: Path, tuned: Path) -> None:
+    store = Store(tmp_path / "prod.jsonl")
+    candidate = [{"romio_cb_write": "disable"}]
+    chosen = []
+    for i in range(12):
+        choice, settings = start_job(store, "app", f"j{i}", candidate)
+        chosen.append(choice.config)
+        finish_job(store, "app", f"j{i}", 30.0 if settings else 10.0 + 0.2 * (i % 3))
+    assert chosen.count(config_name(candidate[0])) == 1
+    out = invoke("job", "status", "--store", str(store.path), "--tag", "app")
+    assert "12 jobs" in out.output and "held back" in out.output
+    assert "nothing better than the default; the default stays" in out.output
+    doc = json.loads(invoke("job", "status", "--store", str(store.path), "--tag", "app",
+                            "--format", "json").output)
+    assert doc["recommendation"] == DEFAULT and doc["settled"] is True
+    assert doc["regret_s"] == pytest.approx(30.0 - 10.2, abs=0.2)
+
+
+def test_a_clear_gain_becomes_the_recommendation(tmp_path: Path) -> None:
+    store = Store(tmp_path / "prod.jsonl")
+    candidate = [{"cb_nodes": 2}]
+    for i in range(14):
+        _, settings = start_job(store, "app", f"j{i}", candidate)
+        finish_job(store, "app", f"j{i}", (5.0 if settings else 10.0) * (1 + 0.02 * (i % 3)))
+    doc = json.loads(invoke("job", "status", "--store", str(store.path), "--tag", "app",
+                            "--format", "json").output)
+    assert doc["recommended_settings"] == {"cb_nodes": 2}
+    assert doc["gain"] == pytest.approx(2.0, rel=0.1)
+    assert doc["provenance"] == "14 production jobs"
+
+
+def _start(args: tuple[str, int]) -> str:
+    store, i = args
+    choice, _ = start_job(Store(store), "app", f"j{i}", [{"cb_nodes": 2}, {"cb_nodes": 4}])
+    return choice.config
+
+
+def test_jobs_starting_at_once_each_get_one_record_and_one_first_trial(
+        tmp_path: Path) -> None:
+    store = tmp_path / "prod.jsonl"
+    for i in range(3):
+        start_job(Store(store), "app", f"b{i}", [])
+        finish_job(Store(store), "app", f"b{i}", 10.0)
+    with ProcessPoolExecutor(4) as pool:
+        picks = list(pool.map(_start, [(str(store), i) for i in range(8)]))
+    starts = [r for r in _records(store) if r["event"] == "start"]
+    assert len(starts) == 11 and len({r["job_id"] for r in starts}) == 11
+    # each candidate's first trial goes to one job; the others wait for its result
+    assert picks.count(config_name({"cb_nodes": 2})) == 1
+    assert picks.count(config_name({"cb_nodes": 4})) == 1
+
+
+def test_a_job_killed_mid_write_leaves_no_damaged_record(tmp_path: Path) -> None:
+    store = Store(tmp_path / "prod.jsonl")
+    start_job(store, "app", "j0", [])
+    finish_job(store, "app", "j0", 10.0)
+    start_job(store, "app", "j1", [])
+    with open(store.path, "ab") as journal:  # what kill -9 in the middle of a write leaves
+        journal.write(b'{"kind": "production_job", "event": "fin')
+    campaign = read_campaign(store, "app")
+    assert [r.seconds for r in campaign.runs] == [10.0, None]
+    assert campaign.runs[1].pending  # j1 started, never finished: running, not a time
+    finish_job(store, "app", "j1", 11.0)  # the next append seals the torn line
+    assert [r.seconds for r in read_campaign(store, "app").runs] == [10.0, 11.0]
+
+
+def test_a_job_killed_with_sigkill_before_finishing_is_marked_running(tmp_path: Path) -> None:
+    store = tmp_path / "prod.jsonl"
+    script = (f"eval \"$({sys.executable} -m iotune job start --store {store} --tag app "
+              "--job-id k1)\"; sleep 30")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(["bash", "-c", script], env=env, start_new_session=True)
+    for _ in range(200):
+        if store.exists() and Store(store).records():
+            break
+        proc.poll()
+        subprocess.run(["sleep", "0.05"], check=True)
+    os.killpg(proc.pid, 9)
+    proc.wait()
+    runs = read_campaign(Store(store), "app").runs
+    assert len(runs) == 1 and runs[0].pending and runs[0].seconds is None
+    out = invoke("job", "status", "--store", str(store), "--tag", "app")
+    assert "1 running" in out.output
+
+
+def test_the_slurm_job_id_and_array_task_name_the_job() -> None:
+    assert job_id_from_env({"SLURM_JOB_ID": "81"}) == "81"
+    assert job_id_from_env({"SLURM_JOB_ID": "82", "SLURM_ARRAY_JOB_ID": "80",
+                            "SLURM_ARRAY_TASK_ID": "2"}) == "80_2"
+    assert job_id_from_env({}) is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["start", "--tag", "a b", "--job-id", "1"], "--tag: 'a b' is not 1-128 letters"),
+    (["start", "--tag", "app"], "--job-id: not given and not in a Slurm job"),
+    (["finish", "--tag", "app", "--job-id", "9", "--seconds", "1"],
+     "--job-id: 9 was not started in campaign app"),
+    (["finish", "--tag", "app", "--job-id", "1", "--seconds", "-2"],
+     "--seconds: -2.0 is not a positive number of seconds"),
+    (["finish", "--tag", "app", "--job-id", "1", "--seconds", "nan"],
+     "--seconds: nan is not a positive number of seconds"),
+    (["finish", "--tag", "app", "--job-id", "1"], "--seconds: give the I/O seconds or"),
+    (["start", "--tag", "app", "--job-id", "1"], "--job-id: 1 was already started"),
+    (["status", "--tag", "other"], "--tag: no production job of campaign other"),
+])
+def test_bad_input_is_one_line_naming_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              args: list[str], message: str) -> None:
+    for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(name, raising=False)
+    store = tmp_path / "prod.jsonl"
+    start_job(Store(store), "app", "1", [])
+    before = store.read_bytes()
+    result = invoke("job", args[0], "--store", str(store), *args[1:])
+    assert result.exit_code != 0
+    assert error_line(result).startswith(message)
+    assert store.read_bytes() == before
