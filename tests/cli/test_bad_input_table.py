@@ -291,6 +291,20 @@ CASES = [
     case("estimate", "text.txt", "--characterization", "bad.yaml",
          says=("bad.yaml", "malformed YAML"), bad_yaml=": : :\n"),
     case("bogus", says=("bogus", "No such command")),
+    # production jobs
+    case("job", "start", says=("'--tag'", "Missing option")),
+    case("job", "start", "--tag", "x", says=("--job-id", "not in a Slurm job")),
+    case("job", "start", "--tag", "a$b", "--job-id", "1", says=("--tag", "'a$b'")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "nothere.yaml",
+         says=("nothere.yaml", "tuned file not found")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "text.txt",
+         says=("text.txt", "no 'settings' key")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "-1",
+         says=("--seconds", "positive number")),
+    case("job", "finish", "--tag", "x", "--job-id", "99", "--seconds", "3",
+         says=("--job-id", "was not started")),
+    case("job", "status", "--tag", "x", "--store", "bin.dat",
+         says=("bin.dat", "not an iotune store")),
 ]
 
 
@@ -335,6 +349,8 @@ def test_bad_input_is_one_line_and_changes_nothing(bad: Case, workspace: Path, t
         (here / name).write_bytes(body if isinstance(body, bytes) else body.encode())
     monkeypatch.chdir(here)
     monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
+    for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     before = _snapshot(here)
     result = invoke(*bad.args)
