@@ -403,6 +403,13 @@ def _runs_to_confirm_text(gain: Speedup, noise: Noise) -> str:
             f"takes about {runs} runs of it and of the default")
 
 
+#: Smallest estimated speedup worth a change to a job script: below it the default is
+#: kept even when the gain is confirmed (a 10% gain is the one a user would not want to be
+#: told to leave; smaller ones are within a shared system's drift from day to day, and a
+#: change that promises little and breaks it costs more than it saves).
+MIN_GAIN = 1.1
+
+
 #: What a :class:`Choice` recommends: a change (confirmed faster than the default), the
 #: default (nothing faster, or the default shown faster), or neither yet (the best found
 #: looks faster but is not confirmed: the default's settings stay until more runs decide).
@@ -427,6 +434,10 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
     if gain is None:
         return Choice(best, runner_up, default, noise, None, False, tied, spent,
                       "the default failed, so the best measured configuration is recommended")
+    if gain.value < MIN_GAIN:
+        return Choice(best, runner_up, default, noise, gain, True, tied, spent,
+                      f"the best found is {gain.value:.2f}x the default's speed, less than "
+                      f"the {MIN_GAIN:g}x a change must promise")
     if gain.confident:
         return Choice(best, runner_up, default, noise, gain, False, tied, spent,
                       f"faster than the default with {CONFIDENCE:.0%} confidence")
