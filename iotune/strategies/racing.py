@@ -342,7 +342,7 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
         leader = min(alive, key=lambda e: rank.get(id(e), len(order)))
         if len(alive) == 1 and len(leader.times) >= MIN_RUNS:
             break
-        pick = _next_run(leader, default, alive, lambda e: rank.get(id(e), len(order)))
+        pick = _next_run(leader, default, alive, rank)
         if not remeasure(pick):
             break
         spent += 1
@@ -350,10 +350,15 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
 
 
 def _next_run(leader: Evaluation, default: Evaluation, alive: Sequence[Evaluation],
-              rank: Callable[[Evaluation], int]) -> Evaluation:
+              positions: dict[int, int]) -> Evaluation:
     """The contender to run next: the one of the leader and the default (the pair the
     decision is about) with fewer runs while either has fewer than ``MIN_RUNS``; then the
-    contender that is in with the fewest runs (ties: the better rank)."""
+    contender that is in with the fewest runs (ties: the better rank, ``positions`` by
+    ``id``)."""
+
+    def rank(e: Evaluation) -> int:
+        return positions.get(id(e), len(positions))
+
     pair = [e for e in (leader, default) if any(e is a for a in alive)]
     if any(len(e.times) < MIN_RUNS for e in pair):
         return min(pair, key=lambda e: (len(e.times), rank(e)))

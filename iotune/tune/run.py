@@ -122,7 +122,7 @@ def _repeat_default(context: MeasuringContext, default: Evaluation) -> int:
     """Run the default a second time right after the baseline when it has one run: the race
     needs it anyway, and two runs show the noise before the search is planned. Returns the
     runs made (charged to the budget as race runs)."""
-    if (context.budget is not None and context.budget < MIN_EARLY_REPEAT_BUDGET
+    if ((context.budget is not None and context.budget < MIN_EARLY_REPEAT_BUDGET)
             or len(default.times) != 1 or not context.remeasure(default)):
         return 0
     return 1
