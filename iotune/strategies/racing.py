@@ -25,22 +25,23 @@ the best configuration. After the search, the leaders race:
   the estimate less than three runs that agree; nothing is tuned: ``mu``, ``tau`` and ``s``
   come from the measurements. Reported times and intervals stay those of the geometric mean.
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
-- **Rule.** A contender is *out* when its interval lies wholly above the interval of another
-  contender. While budget is left and more than one contender is in, or the leader has fewer
-  than ``MIN_RUNS`` (3) runs, run once more the contender that is in and has the fewest runs
-  (ties: the better estimate). Each such run costs one unit of the budget, like a
-  configuration. (The leader's minimum guards against a spread estimated from a pair or two
-  of runs that happened to agree: the median of three runs is no longer a single draw.)
-- **Choice.** The contender ranked first. It is *recommended* only when its
-  speedup over the default is above 1 with confidence: the lower end of the speedup interval
-  ``exp(mean_default - mean_best ± t x s x sqrt(1/n_default + 1/n_best))`` exceeds 1 (a
-  one-sided test at 95%). Otherwise the default is recommended and the tuned file says so.
-  When the runner-up's interval overlaps the best's, the two cannot be told apart, and the
-  result says that too.
+- **Rule.** A contender is *out* when another contender :func:`beats` it. While runs are
+  left and more than one contender is in, or the one left has fewer than ``MIN_RUNS`` (3)
+  runs, run once more the leader or the default (the fewer-run one) while either has fewer
+  than ``MIN_RUNS``, else the contender that is in with the fewest runs. Each such run
+  costs one unit of the budget. The race gets every run the search left.
+- **Test.** Two configurations whose runs can vary are compared by ranks
+  (:mod:`iotune.strategies.rank_test`: Hodges-Lehmann speedup, Moses interval), so one slow
+  outlier cannot veto a consistent gain; replays of a configuration recorded once fall back
+  to the pooled log-normal interval.
+- **Choice.** The best-ranked contender still in. ``tuned`` when its estimated speedup is at
+  least ``MIN_GAIN`` and the lower end of its ``CONFIDENCE`` interval is above 1;
+  ``default`` when nothing is faster, the default beats it, it promises less than
+  ``MIN_GAIN`` or its runs cannot vary; else ``undecided`` with the runs estimated to
+  decide (:func:`runs_to_decide`).
 
-``RACE_SHARE`` of the budget (a fifth: at the paper's budget of 30, six runs, enough to run
-each of the three leaders twice more) is kept for the race; what the race does not need is
-left unspent. A tune's :class:`Budget` holds that split.
+The race's reserve before the search follows the noise (:func:`race_reserve`); a tune's
+:class:`Budget` holds that split and the noise it assumed.
 """
 
 from __future__ import annotations
