@@ -6,48 +6,44 @@ Formats: ``lustre`` (``lfs setstripe`` on the output directory), ``romio`` (a hi
 preload library for an unmodified program: the hints and the HDF5 settings reach its own
 ``MPI_Info`` and ``H5Fcreate``, see docs/applications.md). ``all`` prints each that
 applies. Settings that a format cannot express are named in a comment, never dropped silently.
+
+Every line that embeds a value (of the tuned file, of a flag, of the machine) is built by
+:func:`iotune.printable.printed`, which refuses control characters and quotes each value
+for where it lands (a shell word, a Python literal, a comment).
 """
 
 from __future__ import annotations
 
-import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from iotune.errors import ConfigError
+from iotune.printable import Literal, Name, Plain, ShellWord, Word, Words, one_line, printed
 from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
-from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints, normalise_settings
+from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints
+from iotune.tuned import read_tuned_file
 
 FORMATS = ("all", "lustre", "romio", "cray", "ior", "h5py", "preload")
 
 
 def load_tuned(path: Path) -> dict[str, Any]:
-    """Read a tuned YAML file and return its canonical settings and identity."""
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: tuned file not found") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: malformed YAML: {exc}") from None
-    if not isinstance(doc, Mapping) or "settings" not in doc:
-        raise ConfigError(f"{path}: not a tuned configuration (no 'settings' key); "
-                          "produce one with 'iotune tune -o tuned.yaml'")
-    settings = normalise_settings(doc.get("settings") or {}, "settings")
+    """Read a tuned YAML file (every field checked, see :mod:`iotune.tuned`) and return its
+    canonical settings and identity; a field the file leaves out is None."""
+    doc = read_tuned_file(path)
+    settings = doc["settings"]
     return {"settings": settings, "kernel": doc.get("kernel"), "cores": doc.get("cores"),
-            "provenance": doc.get("provenance", "measured"),
+            "provenance": doc.get("provenance"),
             "recommendation": doc.get("recommendation", "tuned" if settings else "default"),
             "reason": doc.get("reason")}
 
 
-def write_lines(lines: list[str], path: str) -> str:
+def write_lines(lines: Sequence[str], path: str, where: str = "settings") -> str:
     """A shell command that writes ``lines`` to ``path``, every word quoted (never a
     here-document, which a value holding its end marker would close)."""
-    quoted = " ".join(shlex.quote(line) for line in lines)
-    return f"printf '%s\\n' {quoted} > {shlex.quote(path)}"
+    return printed("printf '%s\\n' {lines} > {path}", lines=Words(lines, where),
+                   path=Word(path, where))
 
 
 #: The output directory of the printed lines unless ``--dir`` names another: the job
@@ -56,15 +52,17 @@ DEFAULT_DIRECTORY = '"${OUTPUT_DIR:?set OUTPUT_DIR to the directory the program 
 
 
 def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
-    """``lfs setstripe`` on ``directory`` (a shell word) where ``lfs`` exists; elsewhere one
-    line on stderr saying striping does not apply (not a Lustre system)."""
+    """``lfs setstripe`` on ``directory`` (a shell word, checked by
+    :class:`~iotune.printable.ShellWord`) where ``lfs`` exists; elsewhere one line on stderr
+    saying striping does not apply (not a Lustre system)."""
     args = lfs_setstripe_args(settings)
     if not args:
         return ["# Lustre: no striping settings were tuned"]
+    where = ShellWord(directory, "--dir")
     return ["# Lustre striping for new files in the output directory",
             "if command -v lfs >/dev/null 2>&1; then",
-            f"  mkdir -p {directory}",
-            f"  lfs setstripe {' '.join(args)} {directory}",
+            printed("  mkdir -p {dir}", dir=where),
+            printed("  lfs setstripe {args} {dir}", args=Words(args, "settings"), dir=where),
             "else",
             '  echo "iotune: no lfs command (not a Lustre system): striping not applied" >&2',
             "fi"]
@@ -76,7 +74,7 @@ def romio_lines(settings: Mapping[str, Any], hints_file: str) -> list[str]:
         return ["# MPI-IO: no hints were tuned"]
     return ["# ROMIO hints file, read by MPICH/ROMIO at MPI_File_open",
             write_lines(text.splitlines(), hints_file),
-            f'export ROMIO_HINTS="$PWD"/{shlex.quote(hints_file)}']
+            printed('export ROMIO_HINTS="$PWD"/{file}', file=Word(hints_file, "hints file"))]
 
 
 def cray_lines(settings: Mapping[str, Any]) -> list[str]:
@@ -84,7 +82,7 @@ def cray_lines(settings: Mapping[str, Any]) -> list[str]:
     if not value:
         return ["# Cray MPICH: no hints were tuned"]
     return ["# Cray MPICH: hints for every file (*)",
-            f"export MPICH_MPIIO_HINTS={shlex.quote(value)}"]
+            printed("export MPICH_MPIIO_HINTS={value}", value=Word(value, "settings"))]
 
 
 def ior_lines(settings: Mapping[str, Any]) -> list[str]:
@@ -92,22 +90,26 @@ def ior_lines(settings: Mapping[str, Any]) -> list[str]:
     if not hints:
         return ["# IOR: no hints were tuned"]
     return ["# IOR reads MPI-IO hints from IOR_HINT__MPI__<key> variables",
-            *(f"export IOR_HINT__MPI__{k}={shlex.quote(v)}" for k, v in hints.items())]
+            *(printed("export IOR_HINT__MPI__{key}={value}", key=Name(k, "settings"),
+                      value=Word(v, "settings")) for k, v in hints.items())]
 
 
 def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
     hints = mpiio_hints(settings)
     lines = ["# h5py (parallel build): pass the hints and HDF5 settings at file creation",
              "from mpi4py import MPI", "import h5py", "", "info = MPI.Info.Create()"]
-    lines += [f"info.Set({k!r}, {v!r})" for k, v in hints.items()]
+    lines += [printed("info.Set({key}, {value})", key=Literal(k, "settings"),
+                      value=Literal(v, "settings")) for k, v in hints.items()]
     fapl = []
     if "alignment" in settings:
-        threshold = settings.get("alignment_threshold", 1)
-        fapl.append(f"fapl.set_alignment({threshold}, {settings['alignment']})")
-    if "sieve_buf_size" in settings:
-        fapl.append(f"fapl.set_sieve_buf_size({settings['sieve_buf_size']})")
-    if "meta_block_size" in settings:
-        fapl.append(f"fapl.set_meta_block_size({settings['meta_block_size']})")
+        fapl.append(printed("fapl.set_alignment({threshold}, {alignment})",
+                            threshold=Literal(settings.get("alignment_threshold", 1),
+                                              "settings.alignment_threshold"),
+                            alignment=Literal(settings["alignment"], "settings.alignment")))
+    for name in ("sieve_buf_size", "meta_block_size"):
+        if name in settings:
+            fapl.append(printed("fapl.set_{name}({value})", name=Name(name, "settings"),
+                                value=Literal(settings[name], f"settings.{name}")))
     if "coll_metadata" in settings:
         lines.append("# coll_metadata: h5py has no H5Pset_all_coll_metadata_ops; set it in C "
                      "or leave HDF5's default")
@@ -120,10 +122,9 @@ def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
         lines.append("f = h5py.File('output.h5', 'w', driver='mpio', comm=MPI.COMM_WORLD, "
                      "info=info)")
     if "collective" in settings:
-        mode = "collective" if settings["collective"] else "independent"
-        lines.append(f"# write datasets in {mode} mode"
-                     + (" (with dset.collective: dset[...] = data)" if settings["collective"]
-                        else ""))
+        lines.append("# write datasets in collective mode (with dset.collective: "
+                     "dset[...] = data)" if settings["collective"]
+                     else "# write datasets in independent mode")
     return lines
 
 
@@ -142,18 +143,19 @@ def preload_lines(settings: Mapping[str, Any], settings_file: str,
     if library is None:
         return ["# preload library: not built on this machine (python -m iotune.preload says "
                 "why); the HDF5 settings are not applied by these lines"]
-    path = shlex.quote(str(library))
-    rebuild = shlex.quote(f"{sys.executable} -m iotune.preload")
+    path = Word(str(library), "preload library")
+    rebuild = Word(f"{sys.executable} -m iotune.preload", "python")
     return ["# iotune's preload library: the settings reach an unmodified program's own",
             "# MPI_Info and HDF5 file access",
             write_lines(body.split("\n"), settings_file),
-            f'export IOTUNE_SETTINGS="$PWD"/{shlex.quote(settings_file)}',
-            f"if [ ! -r {path} ]; then",
-            f'  echo "iotune: the preload library "{path}" is missing; rebuild it with: "'
-            f'{rebuild} >&2',
+            printed('export IOTUNE_SETTINGS="$PWD"/{file}',
+                    file=Word(settings_file, "settings file")),
+            printed("if [ ! -r {path} ]; then", path=path),
+            printed('  echo "iotune: the preload library "{path}" is missing; rebuild it '
+                    'with: "{rebuild} >&2', path=path, rebuild=rebuild),
             "  exit 1",
             "fi",
-            f'export LD_PRELOAD={path}"${{LD_PRELOAD:+ $LD_PRELOAD}}"']
+            printed('export LD_PRELOAD={path}"${{LD_PRELOAD:+ $LD_PRELOAD}}"', path=path)]
 
 
 def preload_library(required: bool) -> Path | None:
@@ -174,14 +176,27 @@ def commented(lines: list[str]) -> list[str]:
     return [f"# {line}" if line else "#" for line in lines]
 
 
+def header_line(tuned: Mapping[str, Any]) -> str:
+    """``# iotune tuned settings for KERNEL at CORES cores (PROVENANCE)``, each part only
+    when the tuned file gives it."""
+    parts = {"kernel": " for {kernel}", "cores": " at {cores} cores",
+             "provenance": " ({provenance})"}
+    given = {k: Plain(tuned[k], k) for k in parts if tuned.get(k) is not None}
+    return printed("# iotune tuned settings" + "".join(parts[k] for k in given), **given)
+
+
 def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTORY,
            hints_file: str = "iotune-romio-hints", library: Path | None = None) -> str:
     """The job-script lines of ``fmt`` for a loaded tuned configuration: bash that runs as
     printed under ``set -euo pipefail``, except ``h5py`` alone, which is Python (inside
     ``all`` it is printed as comments).
 
-    ``library`` is the preload library to load; None resolves (and builds) it now."""
+    ``library`` is the preload library to load; None resolves (and builds) it now.
+    ConfigError when a value cannot be printed safely (see :mod:`iotune.printable`)."""
+    ShellWord(directory, "--dir").text()  # refused even when no Lustre line uses it
     settings = tuned["settings"]
+    for value in mpiio_hints(settings).values():  # a newline would add a line to a file
+        one_line(value, "settings")
     unknown = [k for k in settings if k not in SETTINGS and not k.startswith(HINT_PREFIX)]
 
     def preload() -> list[str]:
@@ -199,9 +214,9 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
         "preload": preload,
     }
     chosen = list(sections) if fmt == "all" else [fmt]
-    header = [f"# iotune tuned settings for {tuned.get('kernel')} at {tuned.get('cores')} cores "
-              f"({tuned.get('provenance')})"]
+    header = [header_line(tuned)]
     if unknown:
-        header.append(f"# not expressible here: {', '.join(unknown)}")
+        header.append(printed("# not expressible here: {names}",
+                              names=Plain(", ".join(unknown), "settings")))
     blocks = ["\n".join(sections[name]()) for name in chosen]
     return "\n\n".join(["\n".join(header), *blocks])

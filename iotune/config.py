@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from iotune.errors import ConfigError
 from iotune.execution.launchers import make_launcher
+from iotune.execution.outputs import check_not_system_directory
+from iotune.inputs import parse_yaml, read_text
 from iotune.kernel_specs import get_kernel
+from iotune.settings.bounds import MAX_CORES, MAX_INTEGER, MAX_PLAN_RUNS, MAX_REPETITIONS
 from iotune.settings.space import Limits, SearchSpace
 from iotune.settings.units import parse_duration
 from iotune.settings.values import check_requirements
@@ -246,20 +247,23 @@ class _Section:
                                                                        field or key)
 
     def optional_int(self, key: str, minimum: int = 1, field: str | None = None,
-                     default: Any = _FROM_DEFAULTS) -> int | None:
-        """An integer >= ``minimum``, or the default, which may be None."""
+                     default: Any = _FROM_DEFAULTS, maximum: int = MAX_INTEGER) -> int | None:
+        """An integer in [``minimum``, ``maximum``], or the default, which may be None."""
         value = self._given(key, field, default)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             raise ConfigError(f"{self.path(key)}: {value!r} is not {rule}")
+        if value > maximum:
+            raise ConfigError(f"{self.path(key)}: {value} is above the limit of {maximum} "
+                              "(docs/campaigns.md, Limits)")
         return value
 
     def int(self, key: str, minimum: int = 1, field: str | None = None,
-            default: Any = _FROM_DEFAULTS) -> int:
-        """An integer >= ``minimum``, or the default (an integer)."""
-        value = self.optional_int(key, minimum, field, default)
+            default: Any = _FROM_DEFAULTS, maximum: int = MAX_INTEGER) -> int:
+        """An integer in [``minimum``, ``maximum``], or the default (an integer)."""
+        value = self.optional_int(key, minimum, field, default, maximum)
         assert value is not None, f"{self.path(key)} has no default"
         return value
 
@@ -301,26 +305,12 @@ class _Section:
 def load_config(path: str | os.PathLike[str]) -> Config:
     """Read and validate the YAML config at ``path``; raises ConfigError on any problem."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read config: {exc.strerror}") from None
-    return parse_config(text, source=p)
+    return parse_config(read_text(p, "config file"), source=p)
 
 
 def parse_config(text: str, source: Path | None = None) -> Config:
     """Validate YAML ``text``; relative paths resolve against ``source``'s directory."""
-    name = str(source) if source else "<config>"
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        raise ConfigError(f"{name}: malformed YAML at {where}: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{name}: malformed YAML: {exc}") from None
+    raw = parse_yaml(text, str(source) if source else "<config>")
     if raw is None:
         raw = {}
     base = source.resolve().parent if source else Path.cwd()
@@ -359,6 +349,8 @@ def _system(raw: Any, base: Path) -> SystemConfig:
     make_launcher(launcher, template, "system.launcher")  # validates name and template
     scratch = Path(os.path.expandvars(s.text("scratch", default=str(SystemConfig().scratch))
                                       )).expanduser()
+    scratch = scratch if scratch.is_absolute() else base / scratch
+    check_not_system_directory(scratch, "system.scratch")
     try:
         timeout = parse_duration(s.raw.get("timeout", SystemConfig().timeout_s))
     except ValueError as exc:
@@ -373,7 +365,7 @@ def _system(raw: Any, base: Path) -> SystemConfig:
                           "which takes the MPI-IO hints)")
     return SystemConfig(
         name=s.text("name"),
-        scratch=scratch if scratch.is_absolute() else base / scratch,
+        scratch=scratch,
         launcher=launcher,
         launcher_template=template,
         # this machine's cores, not the dataclass's 1: a config without it runs locally
@@ -398,7 +390,9 @@ def _kernel(raw: Any) -> KernelConfig:
     args = k.raw.get("args") or {}
     if not isinstance(args, Mapping):
         raise ConfigError("kernel.args: must be a mapping of argument: value")
-    return KernelConfig(spec.name, tuple(spec.normalise_params(args, "kernel.args").items()))
+    params = spec.normalise_params(args, "kernel.args")
+    spec.check_size(params, "kernel.args")
+    return KernelConfig(spec.name, tuple(params.items()))
 
 
 def _train(raw: Any, kernel: str) -> TrainConfig:
@@ -414,11 +408,11 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
             item = {"cores": item}
         s = _Section(item, where, ("cores", "design", "runs", "kernel_args"),
                      ScaleConfig(cores=0))
-        cores = s.optional_int("cores", default=None)
+        cores = s.optional_int("cores", default=None, maximum=MAX_CORES)
         if cores is None:
             raise ConfigError(f"{where}.cores: missing; each scale needs its number of ranks")
         design = s.text("design", DESIGNS)
-        runs = s.optional_int("runs")
+        runs = s.optional_int("runs", maximum=MAX_PLAN_RUNS)
         if design == "lhs" and runs is None:
             raise ConfigError(f"{where}.runs: a Latin hypercube design needs its number of runs")
         overrides = s.raw.get("kernel_args") or {}
@@ -432,7 +426,7 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
         scales.append(ScaleConfig(cores, design, runs, tuple(params.items())))
     return TrainConfig(
         scales=tuple(scales),
-        repetitions=t.int("repetitions"),
+        repetitions=t.int("repetitions", maximum=MAX_REPETITIONS),
         seed=t.int("seed", minimum=0),
     )
 
@@ -454,10 +448,10 @@ def _tune(raw: Any) -> TuneConfig:
     if shorthand:
         options["model"] = {**shorthand, **options.get("model", {})}
     return TuneConfig(
-        repetitions=t.int("repetitions"),
+        repetitions=t.int("repetitions", maximum=MAX_REPETITIONS),
         statistic=t.text("statistic", tuple(STATISTICS)),
         strategy=t.text("strategy"),
-        budget=t.optional_int("budget"),
+        budget=t.optional_int("budget", maximum=MAX_PLAN_RUNS),
         seed=t.int("seed", minimum=0),
         state_aware=state_aware,
         busy_repeats=t.int("busy_repeats", minimum=0),
@@ -517,6 +511,9 @@ def default_config_path(cwd: Path | None = None) -> Path | None:
     local = (cwd or Path.cwd()) / "iotune.yaml"
     if local.is_file():
         return local
+    if local.exists():
+        raise ConfigError(f"{local}: is not a regular file; the config without -c is "
+                          "./iotune.yaml (move it away or pass -c FILE)")
     env = os.environ.get("IOTUNE_CONFIG")
     if env:
         return Path(env)

@@ -31,6 +31,7 @@ def checked_request(config: Config, cores: int, settings: Mapping[str, Any],
     ``where`` (or ``args_where`` for an argument) and the rule otherwise."""
     spec = get_kernel(config.kernel.name)
     params = spec.normalise_params({**config.kernel.args, **args}, args_where)
+    spec.check_size(params, args_where)
     canonical = normalise_settings(dict(settings), where)
     spec.check_settings(canonical, where)
     check_configuration(canonical, cores, config.system.limits, where)

@@ -25,6 +25,7 @@ from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.execution.files import file_sha256
+from iotune.inputs import read_csv
 from iotune.kernel_specs import get_kernel
 from iotune.settings.values import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
@@ -51,6 +52,21 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _positive_number(value: Any) -> float | None:
+    """``value`` as a finite number > 0, else None (missing, NaN, text, <= 0)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def _positive_integer(value: Any) -> int | None:
+    """``value`` as an integer > 0 (``4`` and ``4.0`` alike), else None."""
+    number = _positive_number(value)
+    return int(number) if number is not None and number == int(number) else None
+
+
 @register_backend
 class ReplayBackend(Backend):
     """Recorded times keyed by configuration (:func:`iotune.settings.values.config_key`)."""
@@ -61,7 +77,6 @@ class ReplayBackend(Backend):
     models = "recorded measurements"
 
     def __init__(self, config: Config) -> None:
-        import pandas as pd
 
         backend = config.backend
         if backend.replay_data is None:
@@ -75,7 +90,8 @@ class ReplayBackend(Backend):
         self.pick = backend.replay_pick
         self.seed = config.tune.seed
         self.system = f"replay of {path.name}"
-        frame = pd.read_csv(path) if path.suffix == ".csv" else read_dataframe(path)
+        is_csv = path.suffix == ".csv"
+        frame = read_csv(path, "replay CSV") if is_csv else read_dataframe(path)
         if "kernel" in frame.columns:
             frame = frame[frame["kernel"] == config.kernel.name]
         time_col, cores_col = backend.replay_time_column, backend.replay_cores_column
@@ -83,7 +99,7 @@ class ReplayBackend(Backend):
             if column not in frame.columns:
                 raise DataError(f"backend.{key}: column '{column}' is not in {path} (columns: "
                                 f"{', '.join(map(str, frame.columns))})")
-        if path.suffix == ".csv":
+        if is_csv:
             check_columns(frame.columns, path, time_col, cores_col,
                           backend.replay_ignore_columns)
         self.setting_columns = [c for c in frame.columns
@@ -93,15 +109,22 @@ class ReplayBackend(Backend):
         self.kernel, self.params = config.kernel.name, dict(config.kernel.args)
         self.table: dict[str, Recorded] = {}
         for line, row in enumerate(frame.to_dict("records"), start=2):
-            time = row[time_col]
-            if _is_missing(time) or float(time) <= 0:
+            where = f"backend.replay_data: {path.name}: line {line}"
+            time = _positive_number(row[time_col])
+            if time is None:
+                if is_csv:  # a store's failed runs have no time; a CSV row must have one
+                    raise DataError(f"{where}: {time_col} {row[time_col]!r} is not a "
+                                    "positive number of seconds (fill it or remove the row)")
                 continue
             settings = {c: normalise_setting(c, row[c], f"{path.name}: column {c!r}, "
                                                         f"line {line}")
                         for c in self.setting_columns if not _is_missing(row[c])}
-            cores = int(row[cores_col])
+            cores = _positive_integer(row[cores_col])
+            if cores is None:
+                raise DataError(f"{where}: {cores_col} {row[cores_col]!r} is not a positive "
+                                "integer number of ranks")
             key = config_key(self.kernel, cores, settings, self.params)
-            self.table.setdefault(key, Recorded(cores, settings, [])).times.append(float(time))
+            self.table.setdefault(key, Recorded(cores, settings, [])).times.append(time)
         if not self.table:
             raise DataError(f"backend.replay_data: {path} holds no usable measurement")
 

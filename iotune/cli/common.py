@@ -17,8 +17,13 @@ from iotune.backends import backend_class, known_backends
 from iotune.config import BackendConfig, Config, default_config_path, load_config
 from iotune.defaults import builtin_config, defaults_for_backend, with_proxy
 from iotune.errors import ConfigError
+from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
+from iotune.store.cache import cache_path
+from iotune.store.claims import claims_path
+from iotune.store.journal import resolve_store_path
+from iotune.store.lock import lock_path
 from iotune.store.targets import TARGET_TABLE, TARGETS
 from iotune.ui.output import FORMATS, progress
 
@@ -91,7 +96,13 @@ def with_backend(config: Config, backend: str | None, sim_system: str | None,
     """
     config = config.with_overrides(backend=backend or None, sim_system=sim_system or None,
                                    noise=noise, replay_data=replay_data)
-    backend_class(config.backend.name, "--backend" if backend else "backend.name")
+    name = config.backend.name
+    backend_class(name, "--backend" if backend else "backend.name")
+    for option, given, needs in (("--replay-data", replay_data, "replay"),
+                                 ("--system", sim_system, "sim"), ("--noise", noise, "sim")):
+        if given is not None and name != needs:
+            raise ConfigError(f"{option}: only for the {needs} backend, but the backend is "
+                              f"{name} (add --backend {needs}, or drop {option})")
     return defaults_for_backend(config, explicit_config=config.path is not None, cores=cores)
 
 
@@ -184,6 +195,41 @@ def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     progress("iotune: no config found (./iotune.yaml, $IOTUNE_CONFIG); using built-in local "
              f"defaults (scratch {tempfile.gettempdir()})")
     return builtin_config()
+
+
+def store_files(store: Path | None) -> list[tuple[str, Path]]:
+    """The files of a store path, each with what it is: the journal (and the store
+    directory, for a store that is one), its lock file, claims file and cache directory."""
+    if store is None:
+        return []
+    journal = resolve_store_path(store)
+    files = [("the store in use", journal), ("the store's lock file", lock_path(journal)),
+             ("the store's claims file", claims_path(journal)),
+             ("the store's cache directory", cache_path(journal))]
+    return [("the store in use", store), *files] if journal.parent == store else files
+
+
+def in_use(config: Config | None, store: Path | None = None,
+           inputs: dict[str, Path | None] | None = None) -> InUse:
+    """What a command reads, which none of its outputs may replace: the store (``store``,
+    else the config's) with its side files, the config file (the config's, else the one
+    :func:`~iotune.config.default_config_path` finds), the replay data, and ``inputs``."""
+    named = dict(inputs or {})
+    config_file = config.path if config is not None else None
+    if named.get("the config in use") is None:  # a -c not loaded yet may name it
+        named["the config in use"] = config_file or default_config_path()
+    if config is not None:
+        named.setdefault("the replay data", config.backend.replay_data)
+    return InUse.of([*store_files(store or (config.store if config is not None else None)),
+                     *named.items()])
+
+
+def force_option(func: F) -> F:
+    """``--force``: replace an output file of another kind (never the store or config)."""
+    return click.option("--force", is_flag=True,
+                        help="Replace an existing output of another kind (a CSV, a script, "
+                             "a YAML file...); the store, its side files and the config in "
+                             "use are never replaced.")(func)
 
 
 def parse_assignments(items: Iterable[str], option: str) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from typing import Any
 
 import click
 
-from iotune.cli.common import config_option, format_option, resolve_config
+from iotune.cli.common import config_option, force_option, format_option, in_use, resolve_config
 from iotune.errors import ConfigError
+from iotune.execution.outputs import check_not_system_directory, check_output_file
 from iotune.kernel_specs import Feature, kernels_with
 from iotune.ui.output import emit, progress, render_pairs, render_table
 
@@ -160,8 +161,10 @@ def match_command(log: Path, class_index: int | None, threshold: float,
 
 @click.command("proxy")
 @_log_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              required=True, help="Proxy file to write (YAML).")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              required=True, help="Proxy file to write (YAML; replaces an earlier proxy "
+                                  "file, never the log or the config).")
+@force_option
 @click.option("--kernel", "kernel_choice",
               type=click.Choice(["auto", *kernels_with(Feature.PROXY)]), default="auto",
               show_default=True, help="Kernel to search (auto: all).")
@@ -175,7 +178,8 @@ def match_command(log: Path, class_index: int | None, threshold: float,
               help="Only consider configurations writing at most this much per rank.")
 @_min_similarity_option
 @format_option(choices=FORMATS)
-def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int | None,
+def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
+                  class_index: int | None,
                   threshold: float, ignored: tuple[str, ...], population: int,
                   generations: int, seed: int, max_bytes_per_rank: str | None,
                   min_similarity: float, fmt: str) -> None:
@@ -193,6 +197,8 @@ def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int 
     from iotune.darshan.search import SEARCH_KERNELS, SearchOptions
     from iotune.darshan.target import signature_target
 
+    guard = in_use(None, inputs={"the Darshan log": log})
+    check_output_file(output, "proxy", option="-o", in_use=guard, force=force)
     cap = None if max_bytes_per_rank is None else _byte_size(max_bytes_per_rank,
                                                               "--max-bytes-per-rank")
     target = signature_target(log, threshold, class_index, ignored)
@@ -201,7 +207,7 @@ def proxy_command(log: Path, output: Path, kernel_choice: str, class_index: int 
                             max_bytes_per_rank=cap)
     progress(f"iotune: searching {', '.join(kernels)} for class {target.chosen.index} of {log}")
     found = find_proxy(target, kernels, options, progress, min_similarity)
-    write_proxy(output, found.document)
+    write_proxy(output, found.document, in_use=guard, force=force)
     warning = found.warning
     if warning:
         progress(f"iotune: warning: {warning}")
@@ -246,8 +252,10 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
 
 @click.command("characterize")
 @_log_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              required=True, help="Characterisation file to write (YAML).")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              required=True, help="Characterisation file to write (YAML; replaces an "
+                                  "earlier one, never the log or the config).")
+@force_option
 @_trace_options
 @config_option
 @click.option("--ranks", type=click.IntRange(min=1), default=None,
@@ -265,7 +273,7 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per pattern (the median bandwidth is kept).")
 @format_option(choices=FORMATS)
-def characterize_command(log: Path, output: Path, module: str, gap: float,
+def characterize_command(log: Path, output: Path, force: bool, module: str, gap: float,
                          config_path: Path | None, ranks: int | None, scratch: Path | None,
                          api: str, direct: bool, max_bytes_per_rank: str, repeat: int,
                          fmt: str) -> None:
@@ -288,6 +296,12 @@ def characterize_command(log: Path, output: Path, module: str, gap: float,
     from iotune.darshan.phases import trace_phases
     from iotune.darshan.summary import human_bytes
 
+    # the config is read after the log (a missing log is the first thing to say), but its
+    # file is never an output
+    guard = in_use(None, inputs={"the Darshan log": log, "the config in use": config_path})
+    check_output_file(output, "characterization", option="-o", in_use=guard, force=force)
+    if scratch is not None:
+        check_not_system_directory(scratch, "--scratch")
     cap = _byte_size(max_bytes_per_rank, "--max-bytes-per-rank")
     found = trace_phases(log, module, gap)
     runs = plan(found.relevant, ior_api(api, found.module), ranks or DEFAULT_MAX_RANKS, cap,
@@ -297,7 +311,7 @@ def characterize_command(log: Path, output: Path, module: str, gap: float,
         config = dataclasses.replace(
             config, system=dataclasses.replace(config.system, scratch=scratch.resolve()))
     document = characterize(found, runs, PatternBackend(config), repeat, progress)
-    write_characterization(output, document)
+    write_characterization(output, document, in_use=guard, force=force)
     table = [{"pattern": r["key"], "ranks": r["ranks"], "bytes": human_bytes(r["bytes"]),
               "bandwidth_MiB_s": (r["bandwidth_bytes_s"] / 2**20
                                   if "bandwidth_bytes_s" in r else None),

@@ -10,6 +10,7 @@ import click
 from iotune import __version__
 from iotune.errors import IotuneError
 from iotune.execution.interrupt import INTERACTIVE_EXIT, Interrupted
+from iotune.printable import escaped
 
 
 class IotuneGroup(click.Group):
@@ -21,7 +22,16 @@ class IotuneGroup(click.Group):
         except IotuneError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"iotune: error: {exc}", err=True)
+            # one line even when the message quotes a value holding a newline
+            click.echo(f"iotune: error: {escaped(str(exc))}", err=True)
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            # click's own checks (a bad --cores, an unknown option) in the same one line,
+            # with where to read the rules
+            path = exc.ctx.command_path.split()[1:] if exc.ctx else []
+            command = " ".join(["iotune", *path])
+            click.echo(f"iotune: error: {escaped(exc.format_message())} (see '{command} "
+                       "--help')", err=True)
             sys.exit(exc.exit_code)
         except Interrupted as stop:
             click.echo(f"iotune: stopped by {stop.name}; what was recorded before is kept, "
@@ -58,13 +68,15 @@ def _register() -> None:
         model_commands,
         report_commands,
         run_commands,
+        store_commands,
         train_commands,
         tune_commands,
         variability_commands,
     )
 
     for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
-                    *variability_commands.COMMANDS, *darshan_commands.COMMANDS]:
+                    *variability_commands.COMMANDS, *darshan_commands.COMMANDS,
+                    *store_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")

@@ -10,7 +10,10 @@ from typing import Any
 import click
 import pandas as pd
 
+from iotune.cli.common import force_option, in_use
 from iotune.errors import DataError
+from iotune.execution.outputs import InUse, check_output_file, write_output
+from iotune.inputs import read_csv
 from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
 from iotune.model.fit import CV_FOLDS, MAX_TERMS, MIN_GAIN
 from iotune.model.io import dump_yaml
@@ -22,6 +25,13 @@ def _names(value: str | None) -> list[str] | None:
     if value is None:
         return None
     return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def _data_in_use(data: Path) -> InUse:
+    """What ``fit`` reads: DATA (a store with its side files, or a CSV) and the config."""
+    if _is_store(data):
+        return in_use(None, store=data)
+    return in_use(None, inputs={"the data": data})
 
 
 def _is_store(path: Path) -> bool:
@@ -45,10 +55,7 @@ def read_data(path: Path) -> pd.DataFrame:
                             "(pip install 'iotune[parquet]')") from None
         except (OSError, ValueError) as exc:
             raise DataError(f"{path}: cannot read as Parquet ({exc})") from exc
-    try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read as CSV ({exc})") from exc
+    return read_csv(path)
 
 
 def skip_default_runs(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -142,19 +149,23 @@ def _where(entry: dict[str, Any]) -> str:
               show_default=True, help="Fractional gain a term needs under --stop threshold|cv.")
 @click.option("--cv-folds", type=click.IntRange(min=2), default=CV_FOLDS, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the CV folds.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the model file (YAML) here.")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Write the model file (YAML) here (replaces an earlier model, never DATA).")
+@force_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "yaml"]), default="table",
               show_default=True, help="Output format on stdout.")
 def fit_command(data: Path, params: str, target: str, max_terms: int, actionable: str | None,
                 categorical: str | None, no_monotone_completion: bool, stop: str,
                 min_gain: float, cv_folds: int, seed: int, output: Path | None,
-                fmt: str) -> None:
+                force: bool, fmt: str) -> None:
     """Fit the empirical performance model to DATA (a CSV file or an iotune store).
 
     Prints the terms in the order they were selected with the relative error
     sum(((m - y)/y)^2) after each, the formula and the fit statistics.
     """
+    guard = _data_in_use(data)
+    if output is not None:
+        check_output_file(output, "model", option="-o", in_use=guard, force=force)
     names = _names(params) or []
     frame = skip_default_runs(read_data(data), [*names, *(_names(categorical) or [])])
     model = fit_model(frame, names, target, max_terms=max_terms,
@@ -164,7 +175,7 @@ def fit_command(data: Path, params: str, target: str, max_terms: int, actionable
     source = data / "measurements.jsonl" if data.is_dir() else data
     as_dict = model_to_dict(model, source=source)
     if output is not None:
-        save_model(model, output, source=source)
+        save_model(model, output, source=source, in_use=guard, force=force)
         progress(f"iotune: wrote model to {output}")
     if fmt == "json":
         click.echo(json.dumps(to_plain(as_dict), indent=2))
@@ -178,18 +189,24 @@ def fit_command(data: Path, params: str, target: str, max_terms: int, actionable
 @click.argument("model_path", metavar="MODEL",
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the CSV here instead of stdout.")
-def predict_command(model_path: Path, data: Path, output: Path | None) -> None:
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Write the CSV here instead of stdout (replaces an earlier CSV, never "
+                   "MODEL or DATA).")
+@force_option
+def predict_command(model_path: Path, data: Path, output: Path | None, force: bool) -> None:
     """Predict MODEL's target for every row of DATA.csv.
 
     Writes DATA with an added 'predicted' column (full precision) to stdout or -o.
     """
+    guard = in_use(None, inputs={"the model": model_path, "the data": data})
+    if output is not None:
+        check_output_file(output, "csv", option="-o", in_use=guard, force=force)
     model = load_model(model_path)
     frame = read_data(data)
     frame["predicted"] = model.predict(frame)
     if output is None:
         click.echo(frame.to_csv(index=False), nl=False)
     else:
-        frame.to_csv(output, index=False)
+        write_output(output, lambda tmp: frame.to_csv(tmp, index=False), "csv", option="-o",
+                     in_use=guard, force=force)
         progress(f"iotune: wrote {len(frame)} predictions to {output}")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from iotune.cli.common import config_option
+from iotune.cli.common import config_option, force_option, in_use
 from iotune.config import Config, default_config_path, load_config
+from iotune.execution.outputs import check_output_dir
 from iotune.ui.output import progress
 
 
@@ -28,9 +29,11 @@ def _config(config_path: Path | None) -> Config | None:
                    "are drawn around its settings.")
 @click.option("--kernel", help="Kernel to report on (default: the tuned file's, the config's, "
                                "or the store's only kernel).")
-@click.option("-o", "--output", "outdir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--output", "outdir", type=click.Path(path_type=Path),
               default=Path("iotune-report"), show_default=True,
-              help="Directory for index.html, the figures and the CSV tables.")
+              help="Directory for index.html, the figures and the CSV tables: new, empty or "
+                   "an earlier report (it holds manifest.json).")
+@force_option
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png",
               show_default=True, help="Image format of the figures.")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
@@ -58,7 +61,7 @@ def _config(config_path: Path | None) -> Config | None:
                    "(simulated) joins the heatmap of the --darshan logs.")
 @click.option("--no-color", is_flag=True, help="Plain text tables, no progress styling.")
 def report_command(config_path: Path | None, store_path: Path | None, tuned_path: Path | None,
-                   kernel: str | None, outdir: Path, fmt: str, top: int,
+                   kernel: str | None, outdir: Path, force: bool, fmt: str, top: int,
                    probe_backend: str | None, folds: int, trace_path: Path | None,
                    characterization_path: Path | None, darshan_paths: tuple[Path, ...],
                    proxy_path: Path | None, no_color: bool) -> None:
@@ -99,6 +102,11 @@ def report_command(config_path: Path | None, store_path: Path | None, tuned_path
     if store_path is None and papers.without_store and store is not None and \
             not store.exists():
         store = None
+    inputs = {"the tuned file": tuned_path, "the trace": trace_path,
+              "the characterisation": characterization_path, "the proxy file": proxy_path,
+              **{f"the Darshan log {log}": log for log in darshan_paths}}
+    check_output_dir(outdir, option="-o", marker="manifest.json", force=force,
+                     in_use=in_use(config, store=store, inputs=inputs))
     report = build_report(store, outdir, config=config, tuned_path=tuned_path, kernel=kernel,
                           fmt=fmt, top=top, papers=papers,
                           progress=lambda m: progress(f"iotune: {m}"))

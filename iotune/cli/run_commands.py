@@ -13,16 +13,22 @@ from iotune.cli.common import (
     backend_options,
     command_options,
     config_option,
+    force_option,
     format_option,
+    in_use,
     parse_assignments,
     remove_orphaned_runs,
     resolve_config,
+    store_files,
     with_backend,
     with_command,
     with_kernel,
 )
+from iotune.config import default_config_path
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
+from iotune.execution.outputs import InUse, check_output_file, write_output
+from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
 from iotune.settings.in_effect import (
     ABSENT,
     DIFFERS,
@@ -82,15 +88,15 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
                    "(its arguments, its fixed settings unless --set overrides them, and its "
                    "ranks unless --cores is given).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1),
+@click.option("--cores", type=click.IntRange(min=1, max=MAX_CORES),
               help="MPI ranks; required unless a proxy file gives them.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="A setting, e.g. --set cb_nodes=2 --set cb_buffer_size=4MiB "
                    "--set hint.romio_no_indep_rw=true. Repeat for several.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE",
               help="A kernel argument, e.g. --arg particles_per_rank=1048576.")
-@click.option("--reps", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Repetitions (each one a record).")
+@click.option("--reps", type=click.IntRange(min=1, max=MAX_REPETITIONS), default=1,
+              show_default=True, help="Repetitions (each one a record).")
 @backend_options
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="Store to append to (default: the config's).")
@@ -113,6 +119,8 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     """
     if kernel_name and app_command:
         raise ConfigError("--kernel and --command: give one (--command runs your program)")
+    if store_path is not None and no_store:
+        raise ConfigError("--store and --no-store: give one (--no-store records nothing)")
     config = with_backend(resolve_config(config_path), backend_name, sim_system, noise, replay_data)
     config, proxy_ranks = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)
@@ -162,31 +170,41 @@ def _proxy_settings(kernel_name: str | None) -> dict[str, Any]:
                    "e.g. --source 'Open MPI' or --source 'noise 2'.")
 @click.option("--failed", "include_failed", is_flag=True,
               help="Include failed runs and interrupted ones (killed from outside iotune).")
-@click.option("--export", "export_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write all selected rows to FILE (.csv or .parquet) instead of printing.")
+@click.option("--export", "export_path", type=click.Path(path_type=Path),
+              help="Write all selected rows to FILE (.csv or .parquet) instead of printing "
+                   "(replaces an earlier export of the same format, never the store).")
+@force_option
 @format_option("table")
 def results_command(config_path: Path | None, store_path: Path | None, kernel: str | None,
                     cores: int | None, source_text: str | None, include_failed: bool,
-                    export_path: Path | None, fmt: str) -> None:
+                    export_path: Path | None, force: bool, fmt: str) -> None:
     """List or export the measurements in a store.
 
     Runs of different sources (another system, MPI library, simulator noise or recorded
     data) are never reused for each other; the table shows a source column when the
     selection holds more than one, and --source keeps one.
     """
-    path = store_path or resolve_config(config_path).store
+    config = None
+    if store_path is None or config_path is not None:
+        config = resolve_config(config_path)
+    path = (store_path or config.store) if config is not None else store_path
+    assert path is not None  # --store, else a config
+    guard = in_use(config, store=path)
     keep = _row_filter(cores, source_text)
+    if export_path is not None:
+        check_export(export_path, guard, force)
     if export_path is not None and export_path.suffix == ".csv":
         # Chunk by chunk: a store of millions of runs never becomes one DataFrame.
-        written = write_csv(path, export_path, include_failed, kernel=kernel or None,
-                            keep=keep)
+        written = write_output(export_path, lambda tmp: write_csv(
+            path, tmp, include_failed, kernel=kernel or None, keep=keep), "csv",
+            option="--export", in_use=guard, force=force)
         progress(f"iotune: wrote {written} rows to {export_path}")
         return
     frame = read_dataframe(path, include_failed=include_failed, kernel=kernel or None)
     if keep is not None and not frame.empty:
         frame = keep(frame)
     if export_path is not None:
-        export_frame(frame, export_path)
+        export_frame(frame, export_path, guard, force)
         progress(f"iotune: wrote {len(frame)} rows to {export_path}")
         return
     if frame.empty:
@@ -251,30 +269,62 @@ def _setting_columns(frame: Any) -> list[str]:
     return [c for c in frame.columns if c in SETTINGS or str(c).startswith("hint.")]
 
 
-def export_frame(frame: Any, path: Path) -> None:
-    """Write ``frame`` as CSV or Parquet by the file's suffix."""
-    if path.suffix == ".csv":
-        frame.to_csv(path, index=False)
-    elif path.suffix == ".parquet":
-        try:
-            frame.to_parquet(path, index=False)
-        except ImportError:
-            raise ConfigError(f"--export {path}: Parquet needs pyarrow "
-                              "(pip install 'iotune[parquet]')") from None
-    else:
+#: The formats of ``results --export``, by the file's suffix.
+EXPORT_KINDS = {".csv": "csv", ".parquet": "parquet"}
+
+
+def check_export(path: Path, guard: InUse, force: bool) -> None:
+    """ConfigError unless ``path`` may take an export
+    (:func:`~iotune.execution.outputs.check_output_file`, then its suffix); before anything
+    is read."""
+    kind = EXPORT_KINDS.get(path.suffix)
+    check_output_file(path, kind or "csv", option="--export", in_use=guard, force=force)
+    if kind is None:
         raise ConfigError(f"--export {path}: the file must end in .csv or .parquet")
 
 
+def export_frame(frame: Any, path: Path, guard: InUse, force: bool) -> None:
+    """Write ``frame`` as CSV or Parquet by the file's suffix (see :func:`check_export`)."""
+    check_export(path, guard, force)
+    if path.suffix == ".csv":
+        write_output(path, lambda tmp: frame.to_csv(tmp, index=False), "csv",
+                     option="--export", in_use=guard, force=force)
+        return
+    try:
+        write_output(path, lambda tmp: frame.to_parquet(tmp, index=False), "parquet",
+                     option="--export", in_use=guard, force=force)
+    except ImportError:
+        raise ConfigError(f"--export {path}: Parquet needs pyarrow "
+                          "(pip install 'iotune[parquet]')") from None
+
+
 @click.command("init")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", type=click.Path(path_type=Path),
               default=Path("iotune.yaml"), show_default=True, help="Where to write.")
-@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.option("--force", is_flag=True,
+              help="Replace an existing file (never the store in use or its side files).")
 def init_command(output: Path, force: bool) -> None:
     """Write a commented starter config (./iotune.yaml) to edit."""
-    if output.exists() and not force:
+    guard = InUse.of(store_files(_store_in_use()))
+    check_output_file(output, "config", option="-o", in_use=guard, force=True)
+    if (output.exists() or output.is_symlink()) and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
-    output.write_text(starter_config())
+    write_output(output, starter_config(), "config", option="-o", in_use=guard, force=True)
     progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+
+
+def _store_in_use() -> Path:
+    """The store the config found without ``-c`` names (the built-in one when there is no
+    config, or when it cannot be read: ``init`` may be run to replace a broken one)."""
+    from iotune.errors import IotuneError
+
+    found = default_config_path()
+    if found is not None:
+        try:
+            return resolve_config(found).store
+        except IotuneError:
+            pass
+    return Path("iotune-store.jsonl")
 
 
 COMMANDS = [run_command, results_command, init_command]

@@ -18,6 +18,8 @@ from iotune.cli.common import (
     command_options,
     config_option,
     duration_text,
+    force_option,
+    in_use,
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
@@ -27,7 +29,9 @@ from iotune.cli.common import (
     with_kernel,
     with_slurm_launcher,
 )
+from iotune.errors import ConfigError
 from iotune.execution import interrupt
+from iotune.execution.outputs import check_output_file
 from iotune.execution.slurm import current_allocation, job_label
 from iotune.settings.units import parse_duration
 from iotune.store import Store
@@ -59,8 +63,10 @@ from iotune.ui.terminal import Progress, make_progress
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (runs, scales, core-hours).")
-@click.option("--emit-sbatch", "sbatch_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a Slurm job script that runs this campaign, and exit.")
+@click.option("--emit-sbatch", "sbatch_path", type=click.Path(path_type=Path),
+              help="Write a Slurm job script that runs this campaign, and exit (replaces "
+                   "an earlier script, never the store or the config).")
+@force_option
 @click.option("--array", "array", type=click.IntRange(min=1), metavar="N",
               help="With --emit-sbatch: a job array of N tasks that share the campaign's "
                    "runs, each measured once between them.")
@@ -80,7 +86,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
                   app_command: str | None, metric: str | None,
                   backend_name: str | None, sim_system: str | None,
                   noise: float | None, replay_data: Path | None, launcher: str | None,
-                  dry_run: bool, sbatch_path: Path | None, array: int | None,
+                  dry_run: bool, sbatch_path: Path | None, force: bool, array: int | None,
                   lease: str, partition: str | None, account: str | None,
                   retry_failed: bool, target: str | None, no_color: bool) -> None:
     """Measure the training design of the config at every scale, into the store.
@@ -104,15 +110,26 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     config = with_command(config, app_command, metric)
     config = with_target(config, target)
     lease_s = _lease_seconds(lease)
+    if dry_run and sbatch_path is not None:
+        raise ConfigError("--dry-run and --emit-sbatch: give one (--dry-run prints the plan, "
+                          "--emit-sbatch writes the job script and runs nothing either)")
+    guard = in_use(config)
+    if sbatch_path is not None:
+        check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=guard,
+                          force=force)
+        if config.path is None:
+            raise ConfigError(f"--emit-sbatch {sbatch_path}: the job script runs 'iotune "
+                              "train -c CONFIG', so it needs a config file: pass -c CONFIG, "
+                              "or write one with 'iotune init'")
     if array is not None and sbatch_path is None:
-        raise click.UsageError("--array N writes a job array script: give --emit-sbatch PATH "
+        raise ConfigError("--array N writes a job array script: give --emit-sbatch PATH "
                                "too (to run workers by hand, start 'iotune train' N times)")
     plans = plan_campaign(config)
     store = Store(config.store)
     per_run = seconds_per_run(store, config.kernel.name)
     if sbatch_path is not None:
         write_job_script(sbatch_path, job_script(config, plans, per_run, partition, account,
-                                                 array=array))
+                                                 array=array), in_use=guard, force=force)
         progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
         return
     if dry_run:

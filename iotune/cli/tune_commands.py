@@ -20,7 +20,9 @@ from iotune.cli.common import (
     bandwidth_text,
     command_options,
     config_option,
+    force_option,
     format_option,
+    in_use,
     parse_assignments,
     remove_orphaned_runs,
     requeue_hint,
@@ -33,7 +35,9 @@ from iotune.cli.common import (
 )
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
+from iotune.execution.outputs import check_output_file, write_output
 from iotune.model.trust import prediction_warning
+from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.targets import TARGET_TABLE
@@ -55,11 +59,11 @@ from iotune.ui.terminal import make_progress
               help="Kernel to tune (vpic, ior) or a proxy file from 'iotune proxy' "
                    "(default: the config's kernel).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1),
+@click.option("--cores", type=click.IntRange(min=1, max=MAX_CORES),
               help="Target scale (ranks); required unless a proxy file gives them.")
 @click.option("--strategy", help="portfolio (default), model, exhaustive, random, genetic "
                                  "or tpe.")
-@click.option("--budget", type=click.IntRange(min=1),
+@click.option("--budget", type=click.IntRange(min=1, max=MAX_PLAN_RUNS),
               help="Configurations to evaluate at most at the target scale.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="A strategy option, e.g. --option top_k=10 --option population=20.")
@@ -74,8 +78,10 @@ from iotune.ui.terminal import make_progress
               help="Probe the storage state before each run, repeat runs made while it was "
                    "busy and rank on idle-state runs (default: the config's tune.state_aware).")
 @target_option()
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the tuned configuration YAML here.")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Write the tuned configuration YAML here (checked before anything runs; "
+                   "replaces an earlier tuned file, never the store or the config).")
+@force_option
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 @format_option("table", ("table", "json", "yaml"))
 def tune_command(config_path: Path | None, kernel_name: str | None,
@@ -85,7 +91,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  replay_data: Path | None,
                  launcher: str | None, fresh: bool, retry_failed: bool,
                  state_aware: bool | None, target: str | None, output: Path | None,
-                 no_color: bool, fmt: str) -> None:
+                 force: bool, no_color: bool, fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, search, race, report.
 
     Measure the default configuration, search the candidates at --cores ranks under the
@@ -108,6 +114,9 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     cores = cores or proxy_ranks
     if cores is None:
         raise ConfigError("--cores: missing; give the target scale in ranks")
+    guard = in_use(config, inputs={"the proxy file": _proxy_path(kernel_name)})
+    if output is not None:
+        check_output_file(output, "tuned", option="-o", in_use=guard, force=force)
     backend = make_backend(config)
     remove_orphaned_runs(backend)
     store = Store(config.store)
@@ -132,7 +141,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
         if warning:
             progress(f"iotune: warning: {warning}")
     if output is not None:
-        output.write_text(yaml.safe_dump(to_plain(tuned), sort_keys=False))
+        write_output(output, yaml.safe_dump(to_plain(tuned), sort_keys=False), "tuned",
+                     option="-o", in_use=guard, force=force)
         progress(f"iotune: wrote {output}; job-script lines: iotune apply {output}")
     if fmt == "table":
         emit(None, fmt, text=_tune_text(result))
@@ -164,6 +174,13 @@ def continue_command(ctx: click.Context, budget: int) -> str:
         for item in (value if param.multiple else (value,)):
             words += [flag, str(item)]
     return shlex.join([*words, "--budget", str(budget)])
+
+
+def _proxy_path(kernel_name: str | None) -> Path | None:
+    """The proxy file ``--kernel`` names, else None."""
+    from iotune.darshan import is_proxy_path
+
+    return Path(kernel_name) if kernel_name and is_proxy_path(kernel_name) else None
 
 
 def _check_something_ran(result: TuneResult) -> None:

@@ -12,6 +12,7 @@ import click
 
 from iotune.cli.common import config_option, format_option, resolve_config
 from iotune.errors import ConfigError
+from iotune.execution.outputs import check_not_system_directory
 from iotune.settings.catalogue import ByteSize
 from iotune.settings.units import parse_duration
 from iotune.settings.values import normalise_value
@@ -100,6 +101,8 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     settings = ProbeSettings(interval_s, duration_s, size, rounds, queue,
                              _duration(queue_interval, "--queue-interval"))
     config = resolve_config(config_path)
+    if scratch is not None:
+        check_not_system_directory(scratch, "--scratch")
     store = Store(store_path if store_path is not None else config.store)
     if sim_system is not None:
         summary = _simulate_rounds(sim_system, store, settings, targets, noise, seed)

@@ -47,6 +47,7 @@ import yaml
 from iotune.backends.base import RunRequest
 from iotune.darshan.phases import Phase, TracePhases
 from iotune.errors import DataError
+from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
 from iotune.store.records import Measurement
 
 if TYPE_CHECKING:
@@ -227,6 +228,9 @@ def characterize(phases: TracePhases, runs: Sequence[PatternRun], backend: Any,
             "direct": direct, "patterns": rows}
 
 
-def write_characterization(path: Path, document: dict[str, Any]) -> None:
-    """Write a characterisation ``document`` as YAML (keys in their order) to ``path``."""
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
+def write_characterization(path: Path, document: dict[str, Any], *,
+                           in_use: InUse = NOTHING_IN_USE, force: bool = False) -> None:
+    """Write a characterisation ``document`` as YAML (keys in their order) to ``path``, by
+    the rules of :func:`iotune.execution.outputs.write_output` (option ``-o``)."""
+    write_output(path, yaml.safe_dump(document, sort_keys=False), "characterization",
+                 option="-o", in_use=in_use, force=force)

@@ -19,28 +19,20 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from iotune.darshan.characterize import CHARACTERIZATION_SCHEMA_VERSION
 from iotune.darshan.phases import DEFAULT_GAP_S, Phase, TracePhases, trace_phases
 from iotune.errors import DataError
+from iotune.inputs import load_yaml
 from iotune.workload.counters import FileCounters
 
 
 def read_characterization(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The measured patterns of a characterisation file (DataError naming what is wrong)."""
     where = str(path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise DataError(f"{where}: no such characterisation file (write one with "
-                        "'iotune characterize')") from None
-    except (yaml.YAMLError, UnicodeDecodeError, IsADirectoryError):
-        raise DataError(f"{where}: not a characterisation file (YAML from "
-                        "'iotune characterize')") from None
+    raw = load_yaml(path, "characterisation file (YAML from 'iotune characterize')",
+                    DataError)
     if isinstance(raw, dict) and raw.get("schema_version") == 1:
         raise DataError(f"{where}: schema_version 1 characterised read phases by writes; "
                         "measure again with 'iotune characterize'")

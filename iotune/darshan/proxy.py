@@ -35,6 +35,8 @@ import numpy as np
 import yaml
 
 from iotune.errors import ConfigError, DataError
+from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
+from iotune.inputs import load_yaml
 from iotune.kernel_specs import Feature, get_kernel, kernels_with
 from iotune.settings.units import format_bytes
 
@@ -205,25 +207,19 @@ def find_proxy(target: SignatureTarget, kernels: Sequence[str], options: SearchO
     return ProxySearch(document, results, unmatched)
 
 
-def write_proxy(path: Path, document: Mapping[str, Any]) -> None:
-    """Write ``document`` as YAML to ``path`` (atomically: a temporary file, then rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
+def write_proxy(path: Path, document: Mapping[str, Any], *, in_use: InUse = NOTHING_IN_USE,
+                force: bool = False) -> None:
+    """Write ``document`` as YAML to ``path``, by the rules of
+    :func:`iotune.execution.outputs.write_output` (atomically, option ``-o``)."""
     header = "# iotune proxy: a kernel configuration that mimics the application's I/O\n"
-    tmp.write_text(header + yaml.safe_dump(dict(document), sort_keys=False))
-    os.replace(tmp, path)
+    write_output(path, header + yaml.safe_dump(dict(document), sort_keys=False), "proxy",
+                 option="-o", in_use=in_use, force=force)
 
 
 def read_proxy(path: str | os.PathLike[str]) -> Proxy:
     """Read and validate a proxy file."""
     where = str(path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: no such proxy file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{where}: is a directory, not a proxy file") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    raw = load_yaml(path, "proxy file")
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a mapping with kernel and args")
     version = raw.get("schema_version")

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 from iotune.errors import ConfigError
 from iotune.kernel_args import ACCESS_PARAM, KernelParam
 from iotune.kernel_specs.registry import KERNELS, kernels_with
+from iotune.settings.bounds import MAX_BYTES_PER_RANK
+from iotune.settings.units import format_bytes
 from iotune.settings.values import normalise_value
 from iotune.workload.pattern import Pattern
 
@@ -137,6 +139,16 @@ class KernelSpec(ABC):
             if spec.default is not None:
                 out.setdefault(spec.name, spec.default)
         return out
+
+    def check_size(self, params: Mapping[str, Any], where: str = "kernel.args") -> None:
+        """ConfigError when a run with ``params`` (canonical) would write more than
+        :data:`MAX_BYTES_PER_RANK` per rank. For what a user asks to run; a proxy search
+        explores larger candidates on paper only."""
+        if self.knows_bytes and self.bytes_per_rank(params) > MAX_BYTES_PER_RANK:
+            raise ConfigError(f"{where}: each rank would write "
+                              f"{self.bytes_per_rank(params) / 2**30:,.0f} GiB, above the "
+                              f"limit of {format_bytes(MAX_BYTES_PER_RANK)} per rank "
+                              "(docs/campaigns.md, Limits)")
 
     @abstractmethod
     def bytes_per_rank(self, params: Mapping[str, Any]) -> int:

@@ -16,6 +16,8 @@ import yaml
 
 from iotune.errors import DataError
 from iotune.execution.files import file_sha256
+from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
+from iotune.inputs import load_yaml
 from iotune.model.categorical import CategoricalSpec
 from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
 from iotune.model.terms import Term
@@ -138,19 +140,17 @@ def _completion_dict(note: Completion, params: Sequence[str], with_where: bool,
 
 
 def save_model(model: Model, path: str | os.PathLike[str],
-               source: str | os.PathLike[str] | None = None) -> None:
-    """Write ``model`` to ``path`` (YAML), recording ``source``'s path and sha256 if given."""
-    Path(path).write_text(dump_yaml(model_to_dict(model, source=source)), encoding="utf-8")
+               source: str | os.PathLike[str] | None = None, *,
+               in_use: InUse = NOTHING_IN_USE, force: bool = False) -> None:
+    """Write ``model`` to ``path`` (YAML), recording ``source``'s path and sha256 if given,
+    by the rules of :func:`iotune.execution.outputs.write_output` (option ``-o``)."""
+    write_output(path, dump_yaml(model_to_dict(model, source=source)), "model", option="-o",
+                 in_use=in_use, force=force)
 
 
 def load_model(path: str | os.PathLike[str]) -> Model:
     """Read a model file written by :func:`save_model`; DataError if it is not one."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read model file ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from exc
+    data = load_yaml(path, "model file", DataError)
     try:
         return model_from_dict(data)
     except DataError as exc:

@@ -20,9 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from iotune.apply import load_tuned
 from iotune.config import Config
 from iotune.errors import ConfigError
 from iotune.report import figures as figs
@@ -41,6 +38,7 @@ from iotune.report.modelfit import ModelView, fit_view, parameter_effects, predi
 from iotune.report.papers import PaperInputs, phases_part, similarity_part, states_part
 from iotune.report.parts import Part, ReportFigure, Section, write_figure, write_table
 from iotune.report.tables import Table
+from iotune.tuned import read_tuned_file
 
 FORMATS = ("png", "svg")
 DEFAULT_TOP = 20
@@ -95,9 +93,7 @@ def read_tuned(path: Path) -> dict[str, Any]:
 
     ConfigError when it is missing or not a tuned configuration.
     """
-    canonical = load_tuned(path)
-    doc = yaml.safe_load(path.read_text())
-    return {**doc, "settings": canonical["settings"], "path": path.name}
+    return {**read_tuned_file(path), "path": path.name}
 
 
 def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.PathLike[str], *,
@@ -123,6 +119,7 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
         raise ConfigError(f"--top: {top} is not a positive integer")
     inputs = papers or PaperInputs()
     inputs.check()
+    tuned = read_tuned(tuned_path) if tuned_path is not None else None
     if store_path is None and not inputs.without_store:
         raise ConfigError("--store: no store, and neither --trace nor --darshan: nothing to "
                           "report on")
@@ -130,7 +127,6 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
     large_blocks_mapped()
     store = display_path(store_path) if store_path is not None else None
     records = read_records(store_path) if store_path is not None else None
-    tuned = read_tuned(tuned_path) if tuned_path is not None else None
     datasets: list[Dataset] = []
     chosen = None
     probe_count = records.probe_round_count() if records is not None else 0

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from iotune.settings.bounds import MAX_INTEGER
 from iotune.settings.units import format_bytes, parse_bytes
 
 HINT_PREFIX = "hint."
@@ -90,6 +91,14 @@ class Kind(ABC):
         return str(value)
 
 
+def _within_limit(number: int) -> int:
+    """``number``, or SettingValueError when it is above :data:`MAX_INTEGER`."""
+    if number > MAX_INTEGER:
+        raise SettingValueError(f"{number} is above the limit of {MAX_INTEGER} (2**53, the "
+                                "largest integer a store keeps exactly)")
+    return number
+
+
 @dataclass(frozen=True)
 class Count(Kind):
     """An integer of at least ``minimum``."""
@@ -107,7 +116,7 @@ class Count(Kind):
         number = _as_int(value)
         if number is None or number < self.minimum:
             raise SettingValueError(f"{value if number is None else number!r} is not {self.rule}")
-        return number
+        return _within_limit(number)
 
 
 @dataclass(frozen=True)
@@ -142,7 +151,7 @@ class ByteSize(Kind):
             raise SettingValueError(f"{size} is not {self.rule}")
         if size % self.multiple_of:
             raise SettingValueError(f"{size} is not a multiple of {self.multiple_rule}")
-        return size
+        return _within_limit(size)
 
     def describe(self, value: Any) -> str:
         return format_bytes(value) if isinstance(value, int) else str(value)

@@ -8,11 +8,13 @@ most the OST count when known) are checked here, for spaces and for single runs 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from iotune.errors import ConfigError
+from iotune.settings.bounds import MAX_SPACE
 from iotune.settings.values import normalise_setting
 
 
@@ -82,7 +84,17 @@ class SearchSpace:
             if len(set(canon)) != len(canon):
                 raise ConfigError(f"{where}.{name}: values repeat: {items}")
             out.append((str(name), canon))
+        size = math.prod(len(values) for _, values in out)
+        if size > MAX_SPACE:
+            raise ConfigError(f"{where}: {size:,} configurations (the product of the numbers "
+                              f"of values) is above the limit of {MAX_SPACE:,} "
+                              "(docs/campaigns.md, Limits); fewer values per setting")
         return cls(tuple(out))
+
+    @property
+    def size(self) -> int:
+        """Configurations of the full factorial, before the rules of a scale remove any."""
+        return math.prod(len(values) for _, values in self.values)
 
     @property
     def names(self) -> list[str]:

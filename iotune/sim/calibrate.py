@@ -45,6 +45,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from iotune.errors import ConfigError, IotuneError
+from iotune.execution.outputs import atomic_write
 from iotune.sim.paper import PaperRow, model_point, paper_rows
 from iotune.sim.simulate import BACKEND
 from iotune.sim.system import SimSystem, load_system
@@ -238,7 +239,7 @@ def write_values(path: Path, values: Mapping[str, float]) -> None:
         if not pattern.search(text):
             raise ConfigError(f"system.{key}: no top-level line to write in {path}")
         text = pattern.sub(functools.partial(_replaced, value=f"{value:g}"), text, count=1)
-    path.write_text(text, encoding="utf-8")
+    atomic_write(path, text)  # a crash mid-write leaves the preset whole
 
 
 def _replaced(match: re.Match[str], value: str) -> str:

@@ -2,6 +2,7 @@
 
 Its parts import downwards only:
 
+- :mod:`.damage`: damaged and duplicate lines, and who hears that a reader skipped some;
 - :mod:`.lock`: the store's lock, a lock file made with ``O_EXCL`` (no ``fcntl`` needed);
 - :mod:`.journal`: the journal file (:class:`Store`: append, read, locking) and record ids;
 - :mod:`.claims`: which worker measures which run of a campaign (many ``train`` at once);
@@ -11,7 +12,8 @@ Its parts import downwards only:
 - :mod:`.columns`, :mod:`.segments`, :mod:`.cache`: the columnar cache beside the journal;
 - :mod:`.views`: frames, measurements and light records read from the cache;
 - :mod:`.index`: a whole store read through the cache (:class:`~.index.StoreIndex`,
-  :func:`~.index.read_dataframe`, :func:`~.index.write_csv`).
+  :func:`~.index.read_dataframe`, :func:`~.index.write_csv`);
+- :mod:`.check`: every line of a store checked, and the bad ones moved aside (repair).
 
 The journal's names are here too, so ``from iotune.store import Store`` loads nothing else.
 """

@@ -17,6 +17,13 @@ complete lines of one byte range of the journal. Reading a store (:func:`open_sn
    are of similar size and fit :data:`CHUNK_BYTES` together, so a journal that grows a
    little at a time is kept in a few files per chunk.
 
+Every reader also says which lines it skipped: each segment keeps the line numbers of the
+damaged lines and duplicate records of its range (:mod:`iotune.store.damage`), and
+:func:`open_snapshot` tells them, with an incomplete last line, to
+:func:`~iotune.store.damage.notice`. A duplicate is a record whose id an earlier line holds,
+in this segment or (through their id digests) in any before it. A journal that has bytes
+but not one record is not a store: StoreError.
+
 The cache is never required: deleting it costs one full parse, a directory that cannot be
 written means parsing in memory, and a segment that cannot be read is removed and rebuilt.
 Writers write each file under a temporary name and rename it into place, so a crash leaves
@@ -38,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from iotune.store.columns import Piece
+from iotune.store.damage import Damage, notice
+from iotune.store.journal import check_journal_head
 from iotune.store.lock import beside
 from iotune.store.segments import (
     MEASUREMENT,
@@ -46,6 +55,7 @@ from iotune.store.segments import (
     FileSegment,
     MemorySegment,
     Partition,
+    SeenIds,
     Segment,
     build_segment,
     parse_segment_name,
@@ -86,10 +96,23 @@ class Snapshot:
 
     journal: Path
     segments: list[Segment] = field(default_factory=list)
+    #: Whether the journal had bytes after ``end`` (an incomplete last line).
+    unfinished: bool = False
 
     @property
     def end(self) -> int:
         return self.segments[-1].end if self.segments else 0
+
+    @property
+    def lines(self) -> int:
+        """Complete lines of the journal up to ``end``."""
+        return self.segments[-1].first_line + self.segments[-1].lines if self.segments else 0
+
+    @property
+    def damage(self) -> Damage:
+        """The lines skipped: damaged, duplicate, and an incomplete last one."""
+        return Damage.of([item for s in self.segments for item in s.damage],
+                         self.lines + 1 if self.unfinished else None)
 
     @property
     def records(self) -> int:
@@ -113,16 +136,27 @@ class Snapshot:
 
 def open_snapshot(journal: str | os.PathLike[str], *, use_cache: bool = True) -> Snapshot:
     """Every complete record of ``journal`` now, through its cache (brought up to date) or,
-    with ``use_cache`` False, parsed from the journal alone. An absent journal is empty."""
+    with ``use_cache`` False, parsed from the journal alone. An absent journal is empty.
+
+    The lines skipped are told to :func:`~iotune.store.damage.notice`. StoreError when the
+    journal has bytes but no record (a binary or other file given as a store).
+    """
     path = Path(journal)
+    snapshot = None
     for _ in range(3):
         try:
-            return _open(path, use_cache)
+            snapshot = _open(path, use_cache)
+            break
         except FileNotFoundError:
             if not path.exists():
                 return Snapshot(path)
             # a segment was removed by another process between listing and opening it
-    return _open(path, use_cache=False)
+    if snapshot is None:
+        snapshot = _open(path, use_cache=False)
+    if snapshot.records == 0 and (snapshot.lines or snapshot.unfinished):
+        check_journal_head(path)
+    notice(path, "store", snapshot.damage)
+    return snapshot
 
 
 def _open(journal: Path, use_cache: bool) -> Snapshot:
@@ -136,19 +170,26 @@ def _open(journal: Path, use_cache: bool) -> Snapshot:
         cache = _Cache(cache_path(journal), fd, stat) if use_cache else None
         chain = cache.valid_chain() if cache else []
         segments: list[Segment] = list(chain)
-        for parsed in _parse(fd, stat.st_size, chain[-1].end if chain else 0,
-                             sum(s.records for s in chain)):
+        last = chain[-1] if chain else None
+        for parsed in _parse(fd, stat.st_size, last, SeenIds(chain)):
             kept = cache.keep(parsed) if cache and parsed.size >= MIN_SEGMENT_BYTES else parsed
             segments.append(kept)
         if cache:
             segments = cache.merged(segments)
             cache.clean(segments)
-    return Snapshot(journal, segments)
+    snapshot = Snapshot(journal, segments)
+    snapshot.unfinished = stat.st_size > snapshot.end
+    return snapshot
 
 
-def _parse(fd: int, size: int, start: int, first_seq: int) -> Iterator[MemorySegment]:
-    """Segments of the complete lines of the journal from ``start``, a chunk at a time."""
-    position, seq = start, first_seq
+def _parse(fd: int, size: int, after: Segment | None, seen: SeenIds
+           ) -> Iterator[MemorySegment]:
+    """Segments of the complete lines of the journal after segment ``after`` (from its
+    start when None), a chunk at a time; ``seen`` holds the segments before, and is given
+    each new one."""
+    position = after.end if after else 0
+    seq = after.first_seq + after.records if after else 0
+    line = after.first_line + after.lines if after else 0
     while position < size:
         length = min(CHUNK_BYTES, size - position)
         data = os.pread(fd, length, position)
@@ -158,8 +199,9 @@ def _parse(fd: int, size: int, start: int, first_seq: int) -> Iterator[MemorySeg
             cut = data.rfind(b"\n")
         if cut < 0:
             return  # only a torn last line is left
-        segment = build_segment(data[: cut + 1], position, seq)
-        position, seq = segment.end, seq + segment.records
+        segment = build_segment(data[: cut + 1], position, seq, line, seen)
+        position, seq, line = segment.end, seq + segment.records, line + segment.lines
+        seen.segments.append(segment)
         yield segment
 
 
@@ -211,13 +253,13 @@ class _Cache:
         for name, (start, end) in self.files.items():
             by_start.setdefault(start, []).append((end, name))
         chain: list[FileSegment] = []
-        position, seq = 0, 0
+        position, seq, line = 0, 0, 0
         while position in by_start:
             chosen, failed = None, False
             for end, name in sorted(by_start.pop(position), reverse=True):
                 if chosen is not None or end > self.stat.st_size:
                     continue  # written by a reader that saw more of the journal than this one
-                chosen = self._open(name, position, seq)
+                chosen = self._open(name, position, seq, line)
                 if chosen is None:
                     self.doomed.add(name)
                     failed = True
@@ -228,16 +270,18 @@ class _Cache:
                 break
             chain.append(chosen)
             position, seq = chosen.end, seq + chosen.records
+            line += chosen.lines
         return chain
 
-    def _open(self, name: str, start: int, seq: int) -> FileSegment | None:
+    def _open(self, name: str, start: int, seq: int, line: int) -> FileSegment | None:
         try:
             segment = FileSegment(self.directory / name)
         except FileNotFoundError:
             raise
         except SEGMENT_ERRORS:
             return None
-        if (segment.start, segment.first_seq) != (start, seq) or not self._matches(segment):
+        if ((segment.start, segment.first_seq, segment.first_line) != (start, seq, line)
+                or not self._matches(segment)):
             segment.close()
             return None
         return segment
@@ -275,7 +319,8 @@ class _Cache:
             if first.size + last.size > CHUNK_BYTES or first.size > 2 * last.size:
                 return segments
             data = os.pread(self.fd, last.end - first.start, first.start)
-            merged = self.keep(build_segment(data, first.start, first.first_seq))
+            merged = self.keep(build_segment(data, first.start, first.first_seq,
+                                             first.first_line, SeenIds(segments[:stored[-2]])))
             if not merged.stored:
                 return segments
             self.doomed.update(segment_name(s.start, s.end) for s in (first, last))

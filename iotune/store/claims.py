@@ -38,7 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iotune.store.journal import SCHEMA_VERSION, Store, append_durably, now_iso, records_from
+from iotune.store.damage import Damage, notice
+from iotune.store.journal import SCHEMA_VERSION, Store, append_durably, now_iso, read_from
 from iotune.store.lock import beside, host_name, process_exists
 from iotune.store.source import source_of
 
@@ -107,6 +108,9 @@ class ClaimBook:
         self.path = claims_path(store.path)
         self.state = CampaignState(recorded={task: "ok" for task in done})
         self._journal_offset, self._claims_offset = journal_offset, 0
+        self._claims_lines = 0
+        #: Numbers of the lines of the claims journal that are not events (garbage).
+        self.damaged: list[int] = []
 
     def refresh(self) -> CampaignState:
         """Read what was written since the last look; the state as it now is."""
@@ -117,9 +121,16 @@ class ClaimBook:
                     and (self.source is None or source_of(record) == self.source)):
                 task = (str(record["config_key"]), int(record.get("rep") or 0))
                 self.state.recorded.setdefault(task, str(record["status"]))
-        events, self._claims_offset = records_from(self.path, self._claims_offset)
-        for event in events:
-            self._apply(event)
+        read = read_from(self.path, self._claims_offset, self._claims_lines)
+        self._claims_offset, self._claims_lines = read.end, self._claims_lines + read.lines
+        for number, event in zip(read.numbers, read.records, strict=True):
+            try:
+                self._apply(event)
+            except (TypeError, ValueError, IndexError):  # an event with fields of the wrong type
+                read.damaged.append(number)
+        if read.damaged:
+            self.damaged.extend(sorted(read.damaged))
+            notice(self.path, "claims", Damage(tuple(self.damaged)))
         return self.state
 
     def _apply(self, event: Mapping[str, Any]) -> None:

@@ -5,7 +5,9 @@ files. Appends here hold the store's lock (a lock file created with ``O_EXCL``, 
 no working ``fcntl`` locks across nodes; see :mod:`iotune.store.lock`), write one whole line
 with ``O_APPEND`` and ``fsync`` before returning, so a record is either fully on disk or
 absent. A line cut short by a crash (``kill -9`` mid-write) is ignored on read and
-sealed with a newline by the next append, so later records stay readable.
+sealed with a newline by the next append, so later records stay readable. Readers skip
+damaged lines and duplicate records and say which (:mod:`iotune.store.damage`); a file
+with bytes but no record is not a journal (:func:`check_journal_head`).
 
 A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``.
 
@@ -26,15 +28,19 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from iotune.errors import StoreError
+from iotune.store.damage import DAMAGED, DUPLICATE, Damage, id_digest, notice, parse_line
 from iotune.store.lock import JournalLock, fcntl_locked
 
 SCHEMA_VERSION = 1
 STORE_FILE_NAME = "measurements.jsonl"
+#: Bytes at the head of a file looked at to tell whether it is a journal.
+HEAD_CHECK_BYTES = 1 << 20
 
 
 def now_iso() -> str:
@@ -56,6 +62,7 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = resolve_store_path(path)
         self.lock = JournalLock(self.path)
+        self._checked = False
 
     def exclusive(self) -> AbstractContextManager[None]:
         """Hold the store's lock for a block: no other process appends meanwhile, and
@@ -76,6 +83,9 @@ class Store:
         full = {"schema_version": SCHEMA_VERSION, "id": uuid.uuid4().hex, **record,
                 "recorded_at": now_iso()}
         line = (json.dumps(full, sort_keys=True, default=str) + "\n").encode()
+        if not self._checked:  # never append to a file that is not a journal
+            check_journal_head(self.path)
+            self._checked = True
         with self.exclusive():
             self._append_line(line)
         return full
@@ -91,10 +101,29 @@ class Store:
         return list(self.iter_records())
 
     def iter_records(self) -> Iterator[dict[str, Any]]:
-        """Every complete record in file order, read as the file is walked (small memory)."""
-        for record, _ in journal_lines(self.path):
-            if record is not None:
-                yield record
+        """Every complete record in file order, read as the file is walked (small memory).
+
+        Damaged lines and duplicate records (:mod:`iotune.store.damage`) are skipped, and
+        told to :func:`~iotune.store.damage.notice` once the walk is done. StoreError when
+        the file is not a journal at all (:func:`check_journal_head`)."""
+        check_journal_head(self.path)
+        seen: set[bytes] = set()
+        skipped: list[tuple[int, str]] = []
+        number = end = 0
+        for record, after in journal_lines(self.path):
+            number, end = number + 1, after
+            if record is None:
+                skipped.append((number, DAMAGED))
+                continue
+            digest = id_digest(record)
+            if digest is not None:
+                if digest in seen:
+                    skipped.append((number, DUPLICATE))
+                    continue
+                seen.add(digest)
+            yield record
+        torn = self.path.exists() and self.path.stat().st_size > end
+        notice(self.path, "store", Damage.of(skipped, number + 1 if torn else None))
 
     def records_after(self, offset: int) -> tuple[list[dict[str, Any]], int]:
         """The complete records whose lines start at or after byte ``offset``, and the byte
@@ -121,23 +150,75 @@ def journal_lines(path: Path, offset: int = 0) -> Iterator[tuple[dict[str, Any] 
             if not raw.endswith(b"\n"):
                 break
             offset += len(raw)
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                record = None
-            ok = isinstance(record, dict) and "schema_version" in record
-            yield (record if ok else None), offset
+            yield parse_line(raw[:-1])[0], offset
+
+
+def check_journal_head(path: Path) -> None:
+    """StoreError unless ``path`` is absent, empty, or a journal: one of the complete lines
+    in its first :data:`HEAD_CHECK_BYTES` is a record, or it has no complete line there and
+    starts as a record does (a first line being written). A binary file, or a JSON or CSV
+    file given as a store, is refused so that no reader takes it for "no measurements" and
+    no writer appends to it."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_CHECK_BYTES)
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise StoreError(f"store {path}: is a directory, not a JSON-lines file") from None
+    except OSError as exc:
+        raise StoreError(f"store {path}: cannot read: {exc.strerror}") from None
+    lines = head.split(b"\n")[:-1]
+    if not lines:
+        if not head.strip() or head.lstrip().startswith(b"{"):
+            return
+        raise StoreError(f"store {path}: not an iotune store (JSON lines of records): it "
+                         f"does not start with a record")
+    reasons = []
+    for raw in lines:
+        record, reason = parse_line(raw)
+        if record is not None:
+            return
+        reasons.append(reason)
+    raise StoreError(f"store {path}: not an iotune store (JSON lines of records): none of "
+                     f"its first {len(lines)} line{'s' if len(lines) > 1 else ''} is a "
+                     f"record (line 1: {reasons[0]})")
 
 
 def records_from(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     """The complete records of a journal from byte ``offset`` (see :func:`journal_lines`)
     and the byte after the last complete line."""
-    records = []
+    read = read_from(path, offset)
+    return read.records, read.end
+
+
+@dataclass
+class LinesRead:
+    """What :func:`read_from` read: the records, the byte after the last complete line,
+    the number of complete lines, the line numbers of the damaged ones and of the
+    records."""
+
+    records: list[dict[str, Any]]
+    end: int
+    lines: int
+    damaged: list[int]
+    numbers: list[int]
+
+
+def read_from(path: Path, offset: int, first_line: int = 0) -> LinesRead:
+    """The complete lines of a journal from byte ``offset``, which starts line number
+    ``first_line`` (from 0): their records, and the numbers of the lines that are not
+    records (:func:`~iotune.store.damage.parse_line`)."""
+    read = LinesRead([], offset, 0, [], [])
     for record, end in journal_lines(path, offset):
-        offset = end
-        if record is not None:
-            records.append(record)
-    return records, offset
+        read.end = end
+        read.lines += 1
+        if record is None:
+            read.damaged.append(first_line + read.lines)
+        else:
+            read.records.append(record)
+            read.numbers.append(first_line + read.lines)
+    return read
 
 
 def append_durably(path: Path, line: bytes) -> None:

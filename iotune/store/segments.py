@@ -12,6 +12,12 @@ keeps, for every record there, a row in one partition:
 - every row has ``@offset`` and ``@length`` (where its line is in the journal, to read the
   whole record when asked) and ``@seq`` (its position among the store's records).
 
+Damaged lines and duplicate records (:mod:`iotune.store.damage`) get no row: a segment
+keeps their line numbers instead (and the number of its first line and how many lines it
+covers), so a later reader reports them without parsing the journal again. It also keeps
+the sorted 16-byte digests of its records' ids, so the records after it are checked for
+duplicates without reading it whole.
+
 On disk a segment is one ``.seg`` file (see :class:`FileSegment`): a JSON header (range,
 record count, identity of the journal it was read from, partitions and their columns) and
 plain numeric arrays (no pickle; see :mod:`iotune.store.columns`). It is written to a
@@ -31,12 +37,14 @@ from typing import Any
 import numpy as np
 
 from iotune.store.columns import ABSENT, Piece, encode
+from iotune.store.damage import DAMAGED, DUPLICATE, id_digest, parse_line
 from iotune.store.records import IDENTITY_COLUMNS, Measurement
 
 #: Version of the segment layout; a segment of another version is ignored and removed.
 #: 2: the read phase's times, bandwidth and bytes. 3: the hints in effect and whether each
-#: setting took effect. 4: the source of each measurement.
-FORMAT = 4
+#: setting took effect. 4: the source of each measurement. 5: line numbers, skipped lines
+#: and record id digests.
+FORMAT = 5
 MEASUREMENT, OTHER, UNREADABLE = "m", "p", "x"
 ROW_COLUMNS = ("@offset", "@length", "@seq")
 #: Fields kept by name beside the measurement's own (readers ask for them).
@@ -97,8 +105,18 @@ class Segment:
     records: int
     identity: dict[str, Any]
     partitions: list[Partition]
+    #: The number of the journal line the segment starts at (from 0) and of lines it covers.
+    first_line: int
+    lines: int
+    #: ``(line number from 1, kind)`` of each damaged line and duplicate record it skipped.
+    damage: list[tuple[int, str]]
     #: True when the segment is in a file of the cache.
     stored: bool = False
+
+    def ids(self) -> np.ndarray:
+        """The id digests of its records (:func:`~iotune.store.damage.id_digest`), sorted,
+        as an ``S16`` array."""
+        raise NotImplementedError
 
     def piece(self, partition: int, column: str) -> Piece:
         """Column ``column`` of partition number ``partition`` (absent if it has none)."""
@@ -126,42 +144,88 @@ class MemorySegment(Segment):
     partitions: list[Partition]
     pieces: list[dict[str, Piece]]
     identity: dict[str, Any] = field(default_factory=dict)
+    first_line: int = 0
+    lines: int = 0
+    damage: list[tuple[int, str]] = field(default_factory=list)
+    id_digests: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="S16"))
 
     def piece(self, partition: int, column: str) -> Piece:
         found = self.pieces[partition].get(column)
         return found if found is not None else Piece.absent(self.partitions[partition].rows)
 
+    def ids(self) -> np.ndarray:
+        return self.id_digests
 
-def build_segment(data: bytes, start: int, first_seq: int) -> MemorySegment:
+
+class SeenIds:
+    """The record ids of the segments before the ones being built, to tell duplicates."""
+
+    def __init__(self, segments: Iterable[Segment] = ()) -> None:
+        self.segments = list(segments)
+
+    def known(self, digests: list[bytes]) -> np.ndarray:
+        """A mask of ``digests`` held by a record of one of the segments."""
+        found = np.zeros(len(digests), dtype=bool)
+        if not digests:
+            return found
+        query = np.array(digests, dtype="S16")
+        for segment in self.segments:
+            ids = segment.ids()
+            if len(ids):
+                at = np.minimum(np.searchsorted(ids, query), len(ids) - 1)
+                found |= ids[at] == query
+        return found
+
+
+def build_segment(data: bytes, start: int, first_seq: int, first_line: int = 0,
+                  seen: SeenIds | None = None) -> MemorySegment:
     """The segment of journal bytes ``data`` (complete lines) read from offset ``start``,
-    its first record being number ``first_seq`` of the store.
+    its first record being number ``first_seq`` of the store and its first line number
+    ``first_line`` (from 0).
 
-    Lines that are not JSON objects with a ``schema_version`` are skipped, as
-    :meth:`iotune.store.Store.iter_records` skips them.
+    Damaged lines (not a record, see :func:`~iotune.store.damage.parse_line`) and records
+    whose id an earlier line of ``data`` or a segment of ``seen`` holds are skipped and
+    listed in the segment's ``damage``, as :meth:`iotune.store.Store.iter_records` skips
+    them.
     """
-    tables: dict[PartitionKey, list[tuple[Any, ...]]] = {}
-    offset, seq = start, first_seq
+    parsed: list[tuple[int, int, dict[str, Any] | None, bytes | None]] = []
+    offset = start
     for line in data.split(b"\n")[:-1]:
-        length = len(line) + 1
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if isinstance(record, dict) and "schema_version" in record:
-            key, values = row_of(record)
-            rows = tables.get(key)
-            if rows is None:
-                rows = tables[key] = []
-            rows.append((offset, length, seq, *values))
-            seq += 1
-        offset += length
+        record = parse_line(line)[0]
+        parsed.append((offset, len(line) + 1, record,
+                       id_digest(record) if record is not None else None))
+        offset += len(line) + 1
+    digests = [d for *_, d in parsed if d is not None]
+    earlier = iter((seen or SeenIds()).known(digests).tolist())
+    mine: set[bytes] = set()
+    damage: list[tuple[int, str]] = []
+    tables: dict[PartitionKey, list[tuple[Any, ...]]] = {}
+    seq = first_seq
+    for number, (offset, length, record, digest) in enumerate(parsed, start=first_line + 1):
+        if record is None:
+            damage.append((number, DAMAGED))
+            continue
+        if digest is not None:
+            if next(earlier) or digest in mine:
+                damage.append((number, DUPLICATE))
+                continue
+            mine.add(digest)
+        key, values = row_of(record)
+        rows = tables.get(key)
+        if rows is None:
+            rows = tables[key] = []
+        rows.append((offset, length, seq, *values))
+        seq += 1
+    offset = start + len(data)
     partitions, pieces = [], []
     for key, rows in tables.items():
         names = measurement_columns() if key[0] == MEASUREMENT else ROW_COLUMNS
         partitions.append(Partition(key, len(rows), list(names)))
         pieces.append({name: encode(values)
                        for name, values in zip(names, zip(*rows, strict=True), strict=True)})
-    return MemorySegment(start, offset, first_seq, seq - first_seq, partitions, pieces)
+    return MemorySegment(start, offset, first_seq, seq - first_seq, partitions, pieces,
+                         first_line=first_line, lines=len(parsed), damage=damage,
+                         id_digests=np.sort(np.array(sorted(mine), dtype="S16")))
 
 
 MAGIC = b"IOTUNSEG"
@@ -192,6 +256,8 @@ class FileSegment(Segment):
             self.start, self.end = int(meta["start"]), int(meta["end"])
             self.first_seq, self.records = int(meta["first_seq"]), int(meta["records"])
             self.identity = dict(meta["identity"])
+            self.first_line, self.lines = int(meta["first_line"]), int(meta["lines"])
+            self.damage = [(int(line), str(kind)) for line, kind in meta["damage"]]
             self.partitions = [Partition(tuple(p["key"]), int(p["rows"]), list(p["columns"]))
                                for p in meta["partitions"]]
             self._arrays: dict[str, list[Any]] = dict(meta["arrays"])
@@ -200,6 +266,13 @@ class FileSegment(Segment):
             self._handle.close()
             raise
         self._loaded: dict[tuple[int, str], Piece] = {}
+        self._ids: np.ndarray | None = None
+
+    def ids(self) -> np.ndarray:
+        if self._ids is None:
+            self._ids = (self._array("ids").view("S16") if "ids" in self._arrays
+                         else np.zeros(0, dtype="S16"))
+        return self._ids
 
     def _array(self, name: str) -> np.ndarray:
         dtype, count, offset = self._arrays[name]
@@ -244,13 +317,15 @@ def write_segment(segment: MemorySegment, path: Path) -> None:
             for suffix, array in pieces[name].arrays().items():
                 arrays[f"{i}.{j}.{suffix}"] = np.ascontiguousarray(
                     array, dtype=array.dtype.newbyteorder("<"))
+    arrays["ids"] = np.ascontiguousarray(segment.ids()).view(np.uint8)
     table, offset = {}, 0
     for name, array in arrays.items():
         table[name] = [array.dtype.str, len(array), offset]
         offset += -(-array.nbytes // 8) * 8
     meta = {"format": FORMAT, "start": segment.start, "end": segment.end,
             "first_seq": segment.first_seq, "records": segment.records,
-            "identity": segment.identity,
+            "identity": segment.identity, "first_line": segment.first_line,
+            "lines": segment.lines, "damage": [list(item) for item in segment.damage],
             "partitions": [{"key": list(p.key), "rows": p.rows, "columns": p.columns}
                            for p in segment.partitions], "arrays": table}
     header = json.dumps(meta).encode()

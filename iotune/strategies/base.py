@@ -9,6 +9,7 @@ is compared at equal budgets, whatever backend measures.
 
 from __future__ import annotations
 
+import math
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -168,9 +169,60 @@ class SearchContext(ABC):
 
 @dataclass(frozen=True)
 class StrategyOption:
+    """One option of a strategy: its default, its help line and the rule its values obey.
+
+    The kind of value follows the default: an integer default takes integers, a float
+    default numbers, a text default one of ``choices``. ``minimum`` and ``maximum`` bound
+    numbers (inclusive; ``above`` makes the minimum exclusive). An option whose default is
+    text but which also takes integers (``auto`` or a count) lists the words in ``choices``
+    and sets ``integer``.
+    """
+
     name: str
     default: Any
     help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    above: bool = False
+    choices: tuple[str, ...] = ()
+    integer: bool = False
+
+    def check(self, value: Any) -> None:
+        """ConfigError naming the option, the value and the rule when ``value`` breaks it."""
+        if value in self.choices:
+            return
+        rule = self.rule()
+        takes_int = self.integer or (isinstance(self.default, int)
+                                     and not isinstance(self.default, bool))
+        if takes_int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(self.default, float):
+            ok = (isinstance(value, int | float) and not isinstance(value, bool)
+                  and math.isfinite(value))
+        else:
+            ok = not self.choices  # text with no choices: the strategy checks it
+        if ok and self.minimum is not None:
+            ok = value > self.minimum if self.above else value >= self.minimum
+        if ok and self.maximum is not None:
+            ok = value <= self.maximum
+        if not ok:
+            raise ConfigError(f"--option {self.name}: {value!r} is not {rule}")
+
+    def rule(self) -> str:
+        """The rule in words: ``an integer >= 1``, ``a number in [0, 1]``, ``one of ...``."""
+        takes_int = self.integer or (isinstance(self.default, int)
+                                     and not isinstance(self.default, bool))
+        kind = "an integer" if takes_int else "a number"
+        if self.minimum is not None and self.maximum is not None:
+            bounds = f" in [{self.minimum:g}, {self.maximum:g}]"
+        elif self.minimum is not None:
+            bounds = f" {'>' if self.above else '>='} {self.minimum:g}"
+        else:
+            bounds = ""
+        words = " or ".join(repr(c) for c in self.choices)
+        if self.choices and not takes_int:
+            return f"one of {', '.join(self.choices)}"
+        return f"{kind}{bounds}" + (f" or {words}" if words else "")
 
 
 class Strategy(ABC):
@@ -185,6 +237,9 @@ class Strategy(ABC):
         if unknown:
             raise ConfigError(f"strategy {self.name}: unknown option(s) {sorted(unknown)}; "
                               f"known: {', '.join(sorted(known)) or 'none'}")
+        for option in self.options:
+            if option.name in values:
+                option.check(values[option.name])
         self.values = {o.name: values.get(o.name, o.default) for o in self.options}
         self.notes: dict[str, Any] = {}
 

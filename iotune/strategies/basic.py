@@ -22,7 +22,7 @@ class RandomSearch(Strategy):
     """Candidates in a seeded random order, until the budget runs out."""
 
     name = "random"
-    options = (StrategyOption("seed", 0, "random seed"),)
+    options = (StrategyOption("seed", 0, "random seed", minimum=0),)
 
     def search(self, context: SearchContext) -> None:
         order = np.random.default_rng(self.values["seed"]).permutation(len(context.candidates))

@@ -32,11 +32,14 @@ class Genetic(Strategy):
 
     name = "genetic"
     options = (
-        StrategyOption("population", 10, "individuals per generation"),
-        StrategyOption("generations", 15, "generations at most (the first one included)"),
-        StrategyOption("mutation", 0.15, "probability of mutating each setting"),
-        StrategyOption("crossover", 0.8, "probability of crossing two parents"),
-        StrategyOption("seed", 0, "random seed"),
+        StrategyOption("population", 10, "individuals per generation", minimum=2),
+        StrategyOption("generations", 15, "generations at most (the first one included)",
+                       minimum=1),
+        StrategyOption("mutation", 0.15, "probability of mutating each setting", minimum=0,
+                       maximum=1),
+        StrategyOption("crossover", 0.8, "probability of crossing two parents", minimum=0,
+                       maximum=1),
+        StrategyOption("seed", 0, "random seed", minimum=0),
     )
 
     def search(self, context: SearchContext) -> None:

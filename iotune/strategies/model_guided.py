@@ -66,19 +66,24 @@ class ModelGuided(Strategy):
     name = "model"
     options = (
         StrategyOption("method", "sequential", "sequential (cold start, uncertainty-aware "
-                                               "batches) or paper (prune/explore/refit)"),
+                                               "batches) or paper (prune/explore/refit)",
+                       choices=METHODS),
         StrategyOption("initial", 0.3, "sequential: share of the budget in the cold-start "
-                                       "space-filling design"),
-        StrategyOption("batch", 2, "sequential: configurations evaluated between refits"),
-        StrategyOption("members", 16, "sequential: bootstrap models in the ensemble"),
+                                       "space-filling design", minimum=0, maximum=1),
+        StrategyOption("batch", 2, "sequential: configurations evaluated between refits",
+                       minimum=1),
+        StrategyOption("members", 16, "sequential: bootstrap models in the ensemble",
+                       minimum=1),
         StrategyOption("kappa", 0.5, "sequential: weight of the doubt in the lower "
-                                     "confidence bound (standard deviations)"),
-        StrategyOption("top_k", 20, "paper: configurations run after the first fit"),
-        StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit"),
-        StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds"),
+                                     "confidence bound (standard deviations)", minimum=0),
+        StrategyOption("top_k", 20, "paper: configurations run after the first fit", minimum=1),
+        StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit",
+                       minimum=1),
+        StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds", minimum=0),
         StrategyOption("max_terms", MAX_TERMS,
-                       "model terms at most (before monotonicity completion)"),
-        StrategyOption("seed", 0, "seed for the design, the bootstrap and cross-validation"),
+                       "model terms at most (before monotonicity completion)", minimum=1),
+        StrategyOption("seed", 0, "seed for the design, the bootstrap and cross-validation",
+                       minimum=0),
     )
 
     def default_budget(self) -> int:

@@ -66,15 +66,16 @@ class Portfolio(Strategy):
     name = "portfolio"
     options = (
         StrategyOption("initial", 0.2, "share of the budget in the cold-start space-filling "
-                                       "design (without training data at other scales)"),
+                                       "design (without training data at other scales)",
+                       minimum=0, maximum=1),
         StrategyOption("prior", 1.0, "Beta prior of every proposer's credit and debit "
-                                     "(larger: slower to favour one)"),
-        StrategyOption("members", 16, "bootstrap models in the model's ensemble"),
+                                     "(larger: slower to favour one)", minimum=0, above=True),
+        StrategyOption("members", 16, "bootstrap models in the model's ensemble", minimum=1),
         StrategyOption("kappa", 0.5, "weight of the model's doubt in the doubt proposer's "
-                                     "lower confidence bound (standard deviations)"),
+                                     "lower confidence bound (standard deviations)", minimum=0),
         StrategyOption("max_terms", MAX_TERMS,
-                       "model terms at most (before monotonicity completion)"),
-        StrategyOption("seed", 0, "seed of the design, the draws and the bootstrap"),
+                       "model terms at most (before monotonicity completion)", minimum=1),
+        StrategyOption("seed", 0, "seed of the design, the draws and the bootstrap", minimum=0),
     )
 
     def default_budget(self) -> int:

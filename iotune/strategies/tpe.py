@@ -76,10 +76,11 @@ class TPE(Strategy):
 
     name = "tpe"
     options = (
-        StrategyOption("seed", 0, "random seed (startup draws and the TPE sampler)"),
+        StrategyOption("seed", 0, "random seed (startup draws and the TPE sampler)", minimum=0),
         StrategyOption("startup", AUTO, "random candidates run before TPE proposes "
                                         "(Optuna's n_startup_trials); auto: "
-                                        "min(10, max(3, budget // 3)), 10 without a budget"),
+                                        "min(10, max(3, budget // 3)), 10 without a budget",
+                       minimum=0, choices=(AUTO,), integer=True),
     )
 
     def search(self, context: SearchContext) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from iotune import __version__
 from iotune.config import Config
 from iotune.execution.interrupt import REQUEUE_EXIT
+from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
 from iotune.execution.slurm import render_job_script, slurm_time
 from iotune.store import Store
 from iotune.train.plan import ScalePlan
@@ -118,7 +119,9 @@ def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
     ])
 
 
-def write_job_script(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` and make it executable (sbatch does not need it; users do)."""
-    path.write_text(text)
-    path.chmod(0o755)
+def write_job_script(path: Path, text: str, *, in_use: InUse = NOTHING_IN_USE,
+                     force: bool = False) -> None:
+    """Write ``text`` to ``path`` executable (sbatch does not need it; users do), by the
+    rules of :func:`iotune.execution.outputs.write_output` (option ``--emit-sbatch``)."""
+    write_output(path, text, "script", option="--emit-sbatch", in_use=in_use, force=force,
+                 mode=0o755)

@@ -16,6 +16,8 @@ from iotune.config import Config, ScaleConfig
 from iotune.errors import ConfigError
 from iotune.execution.slurm import Allocation
 from iotune.kernel_specs import get_kernel
+from iotune.settings.bounds import MAX_PLAN_RUNS
+from iotune.settings.space import check_configuration
 from iotune.train.designs import design_configurations
 
 
@@ -46,6 +48,7 @@ def plan_campaign(config: Config, backend: Backend | None = None) -> list[ScaleP
     if not config.train.scales:
         raise ConfigError("train.scales: empty; list the scales to train at, e.g. "
                           "[{cores: 2, design: full}]")
+    check_plan_size(config)
     plans = []
     ordered = sorted(enumerate(config.train.scales), key=lambda item: item[1].cores)
     for rank, (index, scale) in enumerate(ordered):
@@ -62,12 +65,43 @@ def plan_campaign(config: Config, backend: Backend | None = None) -> list[ScaleP
             runs=scale.runs, seed=config.train.seed + rank, scale_rank=rank,
             recorded=recorded,
         )
+        if not configs:
+            raise ConfigError(f"train.scales[{index}]: no valid configuration at {scale.cores} "
+                              f"cores: {_why_none(config, scale.cores)}")
         tasks = tuple(
             Task(RunRequest(config.kernel.name, scale.cores, c, params), rep)
             for c in configs for rep in range(config.train.repetitions)
         )
         plans.append(ScalePlan(scale, len(configs), tasks))
     return plans
+
+
+def check_plan_size(config: Config) -> None:
+    """ConfigError, at once, when the plan would hold more than :data:`MAX_PLAN_RUNS` runs:
+    counted from the space's size, the scales' ``runs`` and the repetitions, before a
+    configuration is built (a ``recorded`` scale without ``runs`` is counted by its data)."""
+    total = 0
+    for scale in config.train.scales:
+        if scale.design == "recorded" and scale.runs is None:
+            continue
+        configurations = (scale.runs if scale.runs is not None and scale.design != "full"
+                          else config.space.size)
+        total += configurations * config.train.repetitions
+    if total > MAX_PLAN_RUNS:
+        raise ConfigError(f"train: the plan holds up to {total:,} runs (configurations x "
+                          f"train.repetitions over the scales), above the limit of "
+                          f"{MAX_PLAN_RUNS:,} (docs/campaigns.md, Limits)")
+
+
+def _why_none(config: Config, cores: int) -> str:
+    """The rule the space's first configuration breaks at ``cores`` ranks (every one
+    breaks one when a scale has no valid configuration)."""
+    first = {name: values[0] for name, values in config.space.values}
+    try:
+        check_configuration(first, cores, config.system.limits, "space")
+    except ConfigError as exc:
+        return f"{exc} (and so does every other combination of the space)"
+    return "every combination of the space breaks a rule at this scale"
 
 
 def recorded_configurations(backend: Backend, config: Config, cores: int,

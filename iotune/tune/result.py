@@ -18,8 +18,7 @@ from iotune.store import now_iso
 from iotune.store.targets import TARGET_TABLE
 from iotune.strategies.base import Evaluation
 from iotune.strategies.racing import CONFIDENCE, UNDECIDED, Budget, Choice, estimate
-
-TUNED_SCHEMA_VERSION = 1
+from iotune.tuned import TUNED_SCHEMA_VERSION
 
 
 @dataclass

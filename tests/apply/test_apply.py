@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from iotune.apply import load_tuned, render
 from iotune.cli.main import cli
+from iotune.errors import ConfigError
 
 TUNED = {
     "schema_version": 1, "kernel": "vpic", "cores": 2048, "provenance": "measured",
@@ -163,20 +164,26 @@ def test_a_hint_key_with_shell_syntax_is_refused(tmp_path):
 @pytest.mark.parametrize("fmt", ["romio", "cray", "ior", "preload"])
 def test_rendered_lines_quote_every_value_even_unchecked_ones(tmp_path, fmt):
     """Defence in depth: lines built from values that bypassed the checks still run no
-    command, and carry the value literally."""
-    value = "\n".join(HOSTILE)
-    tuned = {"settings": {"cb_nodes": 4, "hint.odd": value}, "kernel": "vpic", "cores": 4,
-             "provenance": "measured"}
-    lines = render(tuned, fmt)
-    if fmt == "preload":
-        lines = "\n".join(x for x in lines.splitlines() if not x.startswith("export LD_"))
-    check = subprocess.run(["bash", "-n", "-c", lines], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
-    _run_lines(lines, tmp_path)
-    assert not (tmp_path / "PWNED").exists()
-    written = {"romio": "iotune-romio-hints", "preload": "iotune-preload-settings"}
-    if fmt in written:
-        assert "$(touch PWNED)" in (tmp_path / written[fmt]).read_text()
+    command, and carry the value literally; a value with a newline is refused instead
+    where it would reach one printed line."""
+    for value in HOSTILE:
+        tuned = {"settings": {"cb_nodes": 4, "hint.odd": value}, "kernel": "vpic",
+                 "cores": 4, "provenance": "measured"}
+        try:
+            lines = render(tuned, fmt)
+        except ConfigError as exc:
+            assert "\n" in value and str(exc).startswith("settings: ")
+            assert "has a control character ('\\n')" in str(exc)
+            continue
+        if fmt == "preload":
+            lines = "\n".join(x for x in lines.splitlines() if not x.startswith("export LD_"))
+        check = subprocess.run(["bash", "-n", "-c", lines], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+        _run_lines(lines, tmp_path)
+        assert not (tmp_path / "PWNED").exists()
+        written = {"romio": "iotune-romio-hints", "preload": "iotune-preload-settings"}
+        if fmt in written and "\n" not in value:
+            assert value in (tmp_path / written[fmt]).read_text()
 
 
 def test_apply_cli(tmp_path):

@@ -7,7 +7,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -21,17 +20,6 @@ from iotune.strategies.base import make_strategy, resolve_options
 
 REPO = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture
-def bare(tmp_path, monkeypatch):
-    """An empty working directory with no ./iotune.yaml, $IOTUNE_CONFIG or user config."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
-    return work
 
 
 def invoke(*args):

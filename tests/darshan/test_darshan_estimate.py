@@ -161,14 +161,14 @@ def test_counter_time_is_per_rank_read_and_write_time():
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    (None, r"no such characterisation file"),
+    (None, r"characterisation file .* not found"),
     ("schema_version: 7\npatterns: []\n", r"not a characterisation file \(schema_version 2"),
     ("schema_version: 2\npatterns: {}\n", r"patterns must be a list"),
     ("schema_version: 2\npatterns:\n- {key: a, bandwidth_bytes_s: -3}\n",
      r"patterns\[0\]\.bandwidth_bytes_s -3 is not a positive number"),
     ("schema_version: 2\npatterns:\n- {key: a, error: failed}\n",
      r"no pattern with a measured bandwidth"),
-    (": : :\n", r"not a characterisation file"),
+    (": : :\n", r"malformed YAML"),
 ])
 def test_bad_characterisation_files(tmp_path, run_cli, body, message):
     path = tmp_path / "chars.yaml"

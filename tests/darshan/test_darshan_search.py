@@ -132,7 +132,7 @@ def _write(tmp_path, doc) -> str:
     ({"schema_version": 1, "kernel": "vpic", "args": {}, "ranks": 0},
      "ranks 0 is not a positive integer"),
     ("- just\n- a list\n", "expected a mapping with kernel and args"),
-    ("kernel: [unclosed\n", "not valid YAML"),
+    ("kernel: [unclosed\n", "malformed YAML"),
 ])
 def test_bad_proxy_files_are_one_line_config_errors(tmp_path, doc, message):
     path = _write(tmp_path, doc)
@@ -142,7 +142,7 @@ def test_bad_proxy_files_are_one_line_config_errors(tmp_path, doc, message):
 
 
 def test_missing_proxy_file(tmp_path):
-    with pytest.raises(ConfigError, match=r"none\.yaml: no such proxy file"):
+    with pytest.raises(ConfigError, match=r"none\.yaml: proxy file not found"):
         load_proxy(tmp_path / "none.yaml")
 
 

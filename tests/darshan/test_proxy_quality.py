@@ -131,7 +131,7 @@ def test_bad_quality_keys_are_one_line_errors(tmp_path, extra, message) -> None:
 def test_kernel_of_resolves_proxy_files_and_passes_names_through(tmp_path) -> None:
     assert kernel_of(_proxy_file(tmp_path)) == "ior"
     assert kernel_of("vpic") == "vpic"
-    with pytest.raises(ConfigError, match="no such proxy file"):
+    with pytest.raises(ConfigError, match="proxy file not found"):
         kernel_of(str(tmp_path / "none.yaml"))
 
 

@@ -18,7 +18,8 @@ HEAVY = ("numpy", "h5py", "pandas", "scipy", "sklearn", "matplotlib", "yaml", "p
 #: run-directory rules.
 IOTUNE_NEEDED = {
     "iotune", "iotune.kernel_args", "iotune.errors",
-    "iotune.settings", "iotune.settings.catalogue", "iotune.settings.units",
+    "iotune.settings", "iotune.settings.bounds", "iotune.settings.catalogue",
+    "iotune.settings.units",
     "iotune.settings.in_effect",
     "iotune.execution", "iotune.execution.rundirs", "iotune.execution.scratch",
 }  # fmt: skip

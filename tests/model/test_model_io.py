@@ -123,6 +123,6 @@ def test_a_bad_model_file_is_a_data_error(tmp_path: Path, text: str, message: st
     with pytest.raises(DataError) as info:
         load_model(path)
     if message is None:
-        assert str(info.value).startswith(f"{path}: not valid YAML")
+        assert str(info.value).startswith(f"{path}: malformed YAML at line 2, column 1")
     else:
         assert str(info.value) == f"{path}: {message}"

@@ -24,6 +24,7 @@ LAYERS = (
     "report",
     "apply",
     "tune",
+    "tuned",
     "train",
     "darshan",
     "backends",
@@ -41,6 +42,8 @@ LAYERS = (
     "settings",
     "templates",
     "ui",
+    "inputs",
+    "printable",
     "errors",
 )
 

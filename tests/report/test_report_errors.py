@@ -47,7 +47,10 @@ def test_empty_store(tmp_path):
 
 def test_foreign_store(tmp_path):
     (tmp_path / "data.csv").write_text("cores,write_time\n2,1.5\n4,0.9\n")
-    message = error_of(["report", "--store", str(tmp_path / "data.csv")], 3)
+    message = error_of(["report", "--store", str(tmp_path / "data.csv")], 4)
+    assert "not an iotune store" in message  # as every command says (iotune.store.cache)
+    (tmp_path / "empty.jsonl").write_text("")
+    message = error_of(["report", "--store", str(tmp_path / "empty.jsonl")], 3)
     assert "no iotune measurements in it" in message
 
 

@@ -1,0 +1,64 @@
+"""How fast a value above a limit is refused (a benchmark script, not a timed test).
+
+Runs ``iotune`` as a user would (a new process each time, so start-up is included) on
+inputs that, unbounded, would grow without end: a training plan of 10^18 repetitions, a
+space of 10^8 configurations, 10^40 particles per rank, 10^20 ranks, and a tune budget of
+10^11. Target: each refused in one line, with a non-zero exit, within 2 s.
+
+    python benchmarks/bounds.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_S = 2.0
+
+SPACE_1E8 = "{" + ", ".join(f"{name}: [{', '.join(str(65536 * i) for i in range(1, 101))}]"
+                            for name in ("stripe_size", "cb_buffer_size", "alignment",
+                                         "sieve_buf_size")) + "}"
+
+CASES = {
+    "train.repetitions 10^18 (--dry-run)": (
+        "space: {cb_nodes: [1, 2]}\ntrain: {repetitions: 1000000000000000000, "
+        "scales: [{cores: 2}]}\n", ["train", "-c", "c.yaml", "--dry-run"]),
+    "space of 10^8 configurations": (
+        f"space: {SPACE_1E8}\ntrain: {{scales: [{{cores: 2}}]}}\n",
+        ["train", "-c", "c.yaml", "--dry-run"]),
+    "particles_per_rank 10^40": (
+        "kernel: {name: vpic, args: {particles_per_rank: 1" + "0" * 40 + "}}\n",
+        ["status", "-c", "c.yaml"]),
+    "--cores 10^20": ("", ["tune", "--backend", "sim", "--system", "hopper", "--cores",
+                           "1" + "0" * 20]),
+    "--budget 10^11": ("", ["tune", "--backend", "sim", "--system", "hopper", "--cores",
+                            "512", "--budget", "1" + "0" * 11]),
+}
+
+
+def main() -> int:
+    failed = 0
+    print(f"{'input':40s} {'seconds':>8s}  exit  error line")
+    with tempfile.TemporaryDirectory() as work:
+        for name, (config, args) in CASES.items():
+            Path(work, "c.yaml").write_text(config)
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "iotune", *args], cwd=work,
+                                  capture_output=True, text=True, timeout=120)
+            seconds = time.perf_counter() - started
+            errors = [line for line in done.stderr.splitlines()
+                      if line.startswith("iotune: error:")]
+            ok = done.returncode != 0 and len(errors) == 1 and seconds < TARGET_S
+            failed += not ok
+            print(f"{name:40s} {seconds:8.2f}  {done.returncode:4d}  "
+                  f"{errors[0][:90] if errors else '(no error line)'}")
+    print(f"target: refused in one line within {TARGET_S:g} s: "
+          f"{'met' if not failed else f'{failed} case(s) not met'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

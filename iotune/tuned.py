@@ -1,0 +1,248 @@
+"""The tuned file: the YAML ``iotune tune -o`` writes, read back with every field checked.
+
+:func:`read_tuned_file` is the one reader (``apply`` and ``report --tuned`` use it). A field
+it does not know, a value of the wrong type or out of its rule is a ConfigError naming the
+field's key path and the rule, as for a config (``cores: 0 is not a positive integer``);
+a file that is not UTF-8 names the file and the byte. Only ``settings`` is required (a
+hand-written file may hold nothing else); the others are checked when present. The rules,
+field by field, are in docs/applications.md ("The tuned file").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from iotune.errors import ConfigError
+from iotune.inputs import load_yaml
+from iotune.printable import one_line
+from iotune.settings.bounds import MAX_CORES
+from iotune.settings.catalogue import SAFE_KEY
+from iotune.settings.values import normalise_settings
+
+#: The version of the tuned document :meth:`iotune.tune.result.TuneResult.to_tuned` writes;
+#: a file of another version is refused.
+TUNED_SCHEMA_VERSION = 1
+#: What ``recommendation`` may say.
+RECOMMENDATIONS = ("tuned", "default", "undecided")
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
+
+Check = Callable[[Any, str], None]
+
+
+def read_tuned_file(path: Path) -> dict[str, Any]:
+    """The tuned file at ``path`` with every field checked and ``settings`` in canonical
+    form (``"4MiB"`` becomes ``4194304``). ConfigError naming the file (missing, unreadable,
+    not UTF-8, not YAML, not a tuned file) or the field and its rule."""
+    doc = load_yaml(path, "tuned file")
+    if not isinstance(doc, Mapping) or "settings" not in doc:
+        raise ConfigError(f"{path}: not a tuned configuration (no 'settings' key); "
+                          "produce one with 'iotune tune -o tuned.yaml'")
+    return check_tuned(doc)
+
+
+def check_tuned(doc: Mapping[Any, Any]) -> dict[str, Any]:
+    """``doc`` (a tuned document) with every field checked, settings canonical."""
+    fields = _fields()
+    for key in doc:
+        if key not in fields:
+            raise ConfigError(f"{_key_text(key)}: unknown key of a tuned file; known: "
+                              f"{', '.join(fields)}")
+    out = dict(doc)
+    for key, value in doc.items():
+        fields[key](value, key)
+    settings = doc["settings"]
+    if settings is not None and not isinstance(settings, Mapping):
+        raise ConfigError(f"settings: {settings!r} is not a mapping of setting: value")
+    for name in settings or {}:
+        if not isinstance(name, str):
+            raise ConfigError(f"settings: key {name!r} is not a setting's name")
+        one_line(name, "settings")
+    out["settings"] = normalise_settings(settings or {}, "settings")
+    _check_together(out)
+    return out
+
+
+def _fields() -> dict[str, Check]:
+    """Every field :meth:`~iotune.tune.result.TuneResult.to_tuned` writes, with its check."""
+    from iotune.backends import backend_class, known_backends
+    from iotune.store.targets import TARGET_TABLE
+
+    provenances = tuple(dict.fromkeys(backend_class(b).provenance for b in known_backends()))
+    return {
+        "schema_version": _schema_version,
+        "iotune_version": _version,
+        "created_at": _timestamp,
+        "kernel": _kernel,
+        "kernel_args": _mapping,  # against the kernel's arguments in _check_together
+        "target": _choice(tuple(TARGET_TABLE)),
+        "target_time": _choice(tuple(t.time for t in TARGET_TABLE.values())),
+        "cores": _scale,
+        "nodes": _optional(_scale),
+        "system": _text,
+        "backend": _choice(tuple(known_backends())),
+        "provenance": _choice(provenances),
+        "recommendation": _choice(RECOMMENDATIONS),
+        "reason": _optional(_text),
+        "settings": lambda value, where: None,  # in check_tuned, by the catalogue
+        "mpiio_hints": _optional(_hints),
+        "measured": _optional(_mapping),
+        "predicted_time_s": _optional(_number),
+        "default": _optional(_mapping),
+        "speedup": _optional(_number),
+        "confidence": _optional(_fraction),
+        "best_found": _optional(_mapping),
+        "best_found_speedup": _optional(_mapping),
+        "runner_up": _optional(_mapping),
+        "tied_with_runner_up": _optional(_bool),
+        "noise": _optional(_mapping),
+        "search": _optional(_search),
+        "not_in_effect": _optional(_mapping),
+        "unverified": _optional(_mapping),
+        "model": _optional(_model),
+        "undecided": _optional(_mapping),
+    }
+
+
+def _check_together(doc: Mapping[str, Any]) -> None:
+    """The rules between fields: provenance is the backend's, nodes at most cores, the
+    kernel's arguments are its own."""
+    from iotune.backends import backend_class
+    from iotune.kernel_specs import get_kernel
+
+    if "backend" in doc and "provenance" in doc:
+        expected = backend_class(doc["backend"]).provenance
+        if doc["provenance"] != expected:
+            raise ConfigError(f"provenance: {doc['provenance']!r} is not backend "
+                              f"{doc['backend']!r}'s provenance ({expected})")
+    if isinstance(doc.get("nodes"), int) and isinstance(doc.get("cores"), int) \
+            and doc["nodes"] > doc["cores"]:
+        raise ConfigError(f"nodes: {doc['nodes']} is more than cores ({doc['cores']})")
+    if doc.get("kernel_args") and "kernel" in doc:
+        get_kernel(doc["kernel"]).normalise_params(doc["kernel_args"], "kernel_args")
+
+
+def _optional(check: Check) -> Check:
+    def optional(value: Any, where: str) -> None:
+        if value is not None:
+            check(value, where)
+    return optional
+
+
+def _choice(choices: tuple[str, ...]) -> Check:
+    def choice(value: Any, where: str) -> None:
+        if not isinstance(value, str) or value not in choices:
+            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(choices)}")
+    return choice
+
+
+def _schema_version(value: Any, where: str) -> None:
+    if isinstance(value, bool) or value != TUNED_SCHEMA_VERSION:
+        raise ConfigError(f"{where}: {value!r} is not {TUNED_SCHEMA_VERSION}, the version of "
+                          "tuned file this iotune reads")
+
+
+def _version(value: Any, where: str) -> None:
+    if not isinstance(value, str) or not _VERSION.fullmatch(value):
+        raise ConfigError(f"{where}: {value!r} is not a version (letters, digits and . + _ -)")
+
+
+def _timestamp(value: Any, where: str) -> None:
+    if isinstance(value, datetime | date):  # YAML reads an unquoted timestamp as one
+        return
+    try:
+        datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {value!r} is not an ISO 8601 time") from None
+
+
+def _kernel(value: Any, where: str) -> None:
+    from iotune.kernel_specs import KERNELS
+
+    if not isinstance(value, str) or value not in KERNELS:
+        raise ConfigError(f"{where}: {value!r} is not a kernel iotune knows; known: "
+                          f"{', '.join(sorted(KERNELS))}")
+
+
+def _scale(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CORES:
+        raise ConfigError(f"{where}: {value!r} is not a positive integer of at most "
+                          f"{MAX_CORES}")
+
+
+def _text(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: {value!r} is not text")
+    one_line(value, where)
+
+
+def _number(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where}: {value!r} is not a finite number")
+
+
+def _fraction(value: Any, where: str) -> None:
+    _number(value, where)
+    if not 0 < value < 1:
+        raise ConfigError(f"{where}: {value!r} is not between 0 and 1")
+
+
+def _bool(value: Any, where: str) -> None:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: {value!r} is not true or false")
+
+
+def _mapping(value: Any, where: str) -> None:
+    """A mapping with text keys whose values are plain YAML data (text, numbers, booleans,
+    null, lists and such mappings): no timestamps, binary or sets."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: {value!r} is not a mapping")
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"{where}: key {key!r} is not text")
+        _plain(item, f"{where}.{key}")
+
+
+def _plain(value: Any, where: str) -> None:
+    if isinstance(value, Mapping):
+        _mapping(value, where)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _plain(item, f"{where}[{i}]")
+    elif not isinstance(value, str | int | float | bool | type(None)):
+        raise ConfigError(f"{where}: {value!r} is not plain YAML data (text, a number, "
+                          "true/false, null, a list or a mapping)")
+
+
+def _hints(value: Any, where: str) -> None:
+    """MPI-IO hints: hint name to text."""
+    _mapping(value, where)
+    for key, item in value.items():
+        if not SAFE_KEY.fullmatch(key) or not isinstance(item, str):
+            raise ConfigError(f"{where}.{_key_text(key)}: {item!r} is not a hint (a name of "
+                              "letters, digits and _ with a text value)")
+
+
+def _search(value: Any, where: str) -> None:
+    """How the search went: the strategy's name and the runs' source are one-line text."""
+    _mapping(value, where)
+    for key in ("strategy", "source"):
+        if value.get(key) is not None:
+            _text(value[key], f"{where}.{key}")
+
+
+def _model(value: Any, where: str) -> None:
+    """The model's summary: its formula is one line of text."""
+    _mapping(value, where)
+    if value.get("formula") is not None:
+        _text(value["formula"], f"{where}.formula")
+
+
+def _key_text(key: Any) -> str:
+    """A key as it may be shown in a one-line message."""
+    text = str(key)
+    return repr(text) if not text.isprintable() else text
