@@ -95,9 +95,10 @@ def pooled_noise(evaluations: Iterable[Evaluation]) -> Noise:
 
 
 #: The gain the race keeps enough runs to confirm, at the noise known before the search:
-#: at twice the development landscape's recorded noise (log spread 0.5, ``ior_64ranks``)
-#: it gives the fifteen runs (half of 30) that ``benchmarks/confirmation_power.py`` showed
-#: confirming more than searching more; at low noise only the rank test's fewest runs.
+#: at the development landscape's recorded noise (log spread 0.25, ``ior_64ranks``) it
+#: gives the six runs of a fifth of 30 that ``benchmarks/confirmation_power.py`` measured
+#: to be enough there, and at twice that noise the fifteen runs (half of 30) that the
+#: same benchmark showed confirming more than searching more.
 REFERENCE_GAIN = 1.5
 
 
@@ -121,11 +122,10 @@ class Budget:
 
     @classmethod
     def split(cls, total: int | None, noise: Noise | None = None,
-              source: str = "unknown", default_runs: int = 1) -> Budget:
-        """``total`` with the race's reserve kept (:func:`race_reserve`; ``default_runs``:
-        the default's runs not charged to the race)."""
+              source: str = "unknown") -> Budget:
+        """``total`` with the race's reserve kept (:func:`race_reserve`)."""
         sigma = None if noise is None else noise.sigma
-        return cls(total, race_reserve(total, sigma, default_runs), noise=sigma,
+        return cls(total, race_reserve(total, sigma), noise=sigma,
                    noise_source=source if sigma is not None else "unknown")
 
     @property
@@ -145,25 +145,19 @@ class Budget:
         return dataclasses.replace(self, spent=spent)
 
 
-def race_reserve(total: int | None, sigma: float | None, default_runs: int = 1) -> int:
+def race_reserve(total: int | None, sigma: float | None) -> int:
     """Runs kept for the race out of ``total`` at log spread ``sigma``.
 
-    With the noise known: the runs that confirming a ``REFERENCE_GAIN`` speedup takes
-    (:func:`runs_to_confirm`, ``each`` of the leader and of the default) less those the two
-    bring to the race: the leader its search run, the default its ``default_runs`` (the
-    baseline; an early repeat is a race run and comes out of the reserve). At most half the
-    total: the search must still find something to confirm. Unknown: ``RACE_SHARE`` of the
-    total, rounded. Without a total, twice ``RACE_SIZE``.
-
-    Counting only what the race must add matters at low noise: there ``each`` is the rank
-    test's floor (``MIN_RANK_RUNS``), and reserving ``2 x each`` would take two runs more
-    from the search than the race can use to decide."""
+    With the noise known: twice the runs of each of two configurations that confirming a
+    ``REFERENCE_GAIN`` speedup takes (:func:`runs_to_confirm`), at most half the total (the
+    search must still find something to confirm); unknown: ``RACE_SHARE`` of the total,
+    rounded. Without a total, twice ``RACE_SIZE``."""
     if total is None:
         return 2 * RACE_SIZE
     each = None if sigma is None else runs_to_confirm(REFERENCE_GAIN, Noise(sigma, 1))
     if each is None:
         return round(RACE_SHARE * total)
-    return min((each - 1) + max(0, each - default_runs), total // 2)
+    return min(2 * each, total // 2)
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     repeated = _repeat_default(context, default)
     noise, source = known_noise(default, sink.earlier_runs(
         kernel, cores, config.kernel.args, exclude=default.key, target=tune_cfg.target))
-    split = Budget.split(total, noise, source, default_runs=len(default.times) - repeated)
+    split = Budget.split(total, noise, source)
     if split.search is not None:  # the default's early repeat is the race's, not the search's
         context.budget = split.search + repeated
     if progress:
