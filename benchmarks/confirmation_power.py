@@ -20,6 +20,14 @@ asks 0.8) and the share whose recommendation is over 2% slower than the default
 but the baseline confirming it. A race that must also search can hardly do better than the
 oracle.
 
+The policy is a bound the product does not reach: the tune searches with its own strategy,
+keeps a noise-sized reserve for the race and decides by ranks
+(``iotune/strategies/rank_test.py``). So per noise factor a ``tune`` line (``--tune-seeds``
+seeds; 0: none) runs the real tune (default strategy, a fresh store each) on the same
+stretched runs through the replay backend, the default given as many SIMULATED runs as the
+most repeated configuration has (drawn as above, centred on its recorded time), and counts
+the same shares; its ``confirm`` column is the median number of the race's runs.
+
 The landscape's runs are REPLAYED from its CSV (one with repeats, ``ior_64ranks`` by
 default), stretched to ``factor`` times their log spread around each configuration's median
 as ``real_landscapes.py``'s noise variants are. The default, recorded once there, varies
@@ -30,12 +38,14 @@ Usage::
 
     python benchmarks/confirmation_power.py
     python benchmarks/confirmation_power.py --data runs.csv --budget 60 --factors 1,2
+    python benchmarks/confirmation_power.py --tune-seeds 0    # the bound only
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +55,16 @@ from scipy.stats import t as student_t
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from landscapes_lib import FASTER, SLOWER, open_backend, stretch  # noqa: E402
+from landscapes_lib import (  # noqa: E402
+    FASTER,
+    SLOWER,
+    TIME_COLUMN,
+    open_backend,
+    replay_config,
+    stretch,
+    true_times,
+    write_noise_variant,
+)
 
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes" / "ior_64ranks.csv"
 #: One-sided level of the race's test (its two-sided 90% interval's lower end).
@@ -124,6 +143,67 @@ def trial(landscape: Landscape, spread: float, searched: int | None, budget: int
     return had, recommended, bool(slower)
 
 
+def write_tuned_landscape(source: Path, factor: float, spread: float, dest: Path,
+                          rng: np.random.Generator) -> None:
+    """``source`` stretched ``factor`` times (:func:`landscapes_lib.write_noise_variant`),
+    its default's row at the largest scale replaced by as many runs as the most repeated
+    configuration there has: its recorded time times log-normal factors of log spread
+    ``spread``, scaled so that their median is the recorded time (the truth is unchanged)."""
+    import pandas as pd
+
+    write_noise_variant(source, factor, dest)
+    frame = pd.read_csv(dest)
+    settings = [c for c in frame.columns if c not in (TIME_COLUMN, "cores")]
+    at_target = frame["cores"] == frame["cores"].max()
+    is_default = at_target & frame[settings].isna().all(axis=1)
+    recorded = float(frame.loc[is_default, TIME_COLUMN].median())
+    repeats = int(frame[at_target].groupby(settings, dropna=False).size().max())
+    runs = recorded * np.exp(rng.normal(0.0, spread, repeats))
+    defaults = pd.concat([frame[is_default].iloc[:1]] * repeats, ignore_index=True)
+    defaults[TIME_COLUMN] = runs * (recorded / float(np.median(runs)))
+    pd.concat([frame[~is_default], defaults], ignore_index=True).to_csv(
+        dest, index=False, float_format="%.17g")
+
+
+def tune_trials(data: Path, budget: int, seeds: int) -> tuple[list[tuple[bool, bool, bool]],
+                                                               list[int]]:
+    """The real tune (the default strategy, a fresh store each) on ``data``'s largest scale,
+    once per seed: per seed the outcome as :func:`trial` gives it (judged by the truth, each
+    configuration's median time) and the race's runs."""
+    from iotune.backends.replay import ReplayBackend
+    from iotune.store import Store
+    from iotune.tune import tune
+
+    outcomes, race_runs = [], []
+    for seed in range(seeds):
+        with tempfile.TemporaryDirectory(prefix="iotune-bench-") as tmp:
+            config = replay_config(data, Path(tmp), seed)
+            backend = ReplayBackend(config)
+            cores = max(backend.scales())
+            result = tune(config, backend, Store(config.store), kernel=config.kernel.name,
+                          cores=cores, budget=budget, fresh=True)
+        truth = true_times(backend, cores)
+        default = truth[result.default.key]
+        had = any(truth[e.key] <= default / FASTER for e in result.evaluations)
+        recommended = not result.recommend_default
+        slower = recommended and truth[result.recommended.key] > default * SLOWER
+        outcomes.append((had, recommended, slower))
+        race_runs.append(result.choice.race_runs)
+    return outcomes, race_runs
+
+
+def _row(factor: float, spread: float, label: str, confirm: float,
+         outcomes: list[tuple[bool, bool, bool]]) -> str | None:
+    """One printed line over the trials that drew a 10% gain (None: no such trial)."""
+    counted = [o for o in outcomes if o[0]]
+    if not counted:
+        return None
+    share = sum(o[1] for o in counted) / len(counted)
+    slower = sum(o[2] for o in counted) / len(counted)
+    return (f"{factor:>4g}x  {spread:6.3f}  {label:>8}  {confirm:>7g}  {share:11.2f}  "
+            f"{slower:6.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
@@ -134,8 +214,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="configurations searched before confirming")
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tune-seeds", type=int, default=20,
+                        help="real tunes per noise factor (0: the bound only)")
     args = parser.parse_args(argv)
     searches = [int(k) for k in args.searches.split(",")]
+    if args.tune_seeds < 0:
+        parser.error("--tune-seeds: must be 0 or more")
     if any(k < 1 or k >= args.budget for k in searches):
         parser.error(f"--searches: each must be between 1 and the budget less one "
                      f"({args.budget - 1})")
@@ -144,21 +228,25 @@ def main(argv: list[str] | None = None) -> int:
           f"(REPLAYED runs, stretched; the default's runs SIMULATED)")
     print(f"{'noise':>5}  {'log_sd':>6}  {'searched':>8}  {'confirm':>7}  "
           f"{'recommended':>11}  {'slower':>6}")
-    for factor in (float(f) for f in args.factors.split(",")):
-        landscape = load(args.data, factor)
-        spread = pooled_spread(landscape)
-        for searched in [*searches, None]:
-            outcomes = [trial(landscape, spread, searched, args.budget, rng)
-                        for _ in range(args.trials)]
-            counted = [o for o in outcomes if o[0]]
-            if not counted:
-                continue
-            share = sum(o[1] for o in counted) / len(counted)
-            slower = sum(o[2] for o in counted) / len(counted)
-            label = "oracle" if searched is None else str(searched)
-            confirm = args.budget - (1 if searched is None else searched)
-            print(f"{factor:>4g}x  {spread:6.3f}  {label:>8}  {confirm:>7}  {share:11.2f}  "
-                  f"{slower:6.3f}")
+    with tempfile.TemporaryDirectory(prefix="iotune-power-") as tmp:
+        for factor in (float(f) for f in args.factors.split(",")):
+            landscape = load(args.data, factor)
+            spread = pooled_spread(landscape)
+            for searched in [*searches, None]:
+                outcomes = [trial(landscape, spread, searched, args.budget, rng)
+                            for _ in range(args.trials)]
+                confirm = args.budget - (1 if searched is None else searched)
+                line = _row(factor, spread, "oracle" if searched is None else str(searched),
+                            confirm, outcomes)
+                if line:
+                    print(line)
+            if args.tune_seeds:
+                data = Path(tmp) / f"{args.data.stem}_{factor:g}x.csv"
+                write_tuned_landscape(args.data, factor, spread, data, rng)
+                outcomes, race = tune_trials(data, args.budget, args.tune_seeds)
+                line = _row(factor, spread, "tune", float(np.median(race)), outcomes)
+                if line:
+                    print(line)
     return 0
 
 

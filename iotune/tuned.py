@@ -28,7 +28,7 @@ from iotune.settings.values import normalise_settings
 #: a file of another version is refused.
 TUNED_SCHEMA_VERSION = 1
 #: What ``recommendation`` may say.
-RECOMMENDATIONS = ("tuned", "default")
+RECOMMENDATIONS = ("tuned", "default", "undecided")
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
 
 Check = Callable[[Any, str], None]
@@ -104,6 +104,7 @@ def _fields() -> dict[str, Check]:
         "not_in_effect": _optional(_mapping),
         "unverified": _optional(_mapping),
         "model": _optional(_model),
+        "undecided": _optional(_mapping),
     }
 
 

@@ -17,3 +17,20 @@ def error_line(result: Result) -> str:
     lines = [line for line in result.output.splitlines() if line.startswith("iotune: error:")]
     assert len(lines) == 1, result.output
     return lines[0][len("iotune: error: "):]
+
+
+def assert_decided_or_spent(document: dict, budget: int, output: str) -> None:
+    """A tuned document of a tune given ``--budget budget`` over real (noisy) runs: it
+    recommends a change or the default, or it is undecided only with the whole budget
+    spent, the default's settings kept, and the printed command continuing with a larger
+    budget."""
+    recommendation = document["recommendation"]
+    assert recommendation in ("tuned", "default", "undecided"), recommendation
+    if recommendation != "undecided":
+        return
+    search = document["search"]
+    assert search["budget"] == budget and search["budget_spent"] == budget, search
+    assert document["settings"] == {}
+    more = document["undecided"]["budget_to_decide"]
+    assert more > budget
+    assert f"--budget {more}" in output, output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -147,7 +148,32 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
         emit(None, fmt, text=_tune_text(result))
     else:
         emit({**tuned, "best": tuned["best_found"], "runs": result.runs}, fmt)
+    if result.budget_to_decide is not None:
+        command = continue_command(click.get_current_context(), result.budget_to_decide)
+        progress(f"iotune: undecided: about {result.choice.runs_to_decide} more runs would "
+                 f"decide; to continue, reusing every run so far: {command}")
     progress(f"iotune: tune took {time.monotonic() - started:.0f} s")
+
+
+def continue_command(ctx: click.Context, budget: int) -> str:
+    """The command line of this ``tune`` with ``--budget budget`` and without ``--fresh``
+    (so the same tune goes on, reusing every run): every option given, as given."""
+    words = ["iotune", "tune"]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if (not isinstance(param, click.Option) or param.name in ("budget", "fresh")
+                or value is None or value == () or value == param.default):
+            continue
+        flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+        if param.is_flag:
+            if value is True:
+                words.append(flag)
+            elif param.secondary_opts:
+                words.append(param.secondary_opts[0])
+            continue
+        for item in (value if param.multiple else (value,)):
+            words += [flag, str(item)]
+    return shlex.join([*words, "--budget", str(budget)])
 
 
 def _proxy_path(kernel_name: str | None) -> Path | None:
@@ -203,7 +229,9 @@ def _tune_text(result: TuneResult) -> str:
     if choice.speedup is not None and result.best is not result.default:
         summary["its speedup"] = _speedup_text(choice.speedup)
     verified = result.verified
-    summary["recommended"] = ("the default configuration (nothing to change)"
+    summary["recommended"] = ("undecided: the default configuration stays until more "
+                              "runs decide" if result.recommendation == "undecided" else
+                              "the default configuration (nothing to change)"
                               if result.recommend_default else "the best found"
                               + (f", as {describe_settings(verified.settings)}"
                                  if verified.settings != result.recommended.settings else ""))
@@ -225,6 +253,7 @@ def _tune_text(result: TuneResult) -> str:
     spent = f", budget {budget.spent}/{budget.total}" if budget.total else ""
     summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
                        f"configurations, {choice.race_runs} race runs{spent}")
+    summary["noise"] = _noise_text(result)
     if result.reused:
         tunes = ", ".join(f"{n} from tune {t}" for t, n in sorted(result.reused_from.items()))
         summary["reused"] = f"{tunes}; only runs of the same source: {result.source}"
@@ -240,6 +269,17 @@ def _tune_text(result: TuneResult) -> str:
         summary["model"] = result.model.formula()
     lines.append(render_pairs(summary))
     return "\n".join(lines)
+
+
+def _noise_text(result: TuneResult) -> str:
+    """The noise assumed before the search (and where from) and the noise measured."""
+    budget, measured = result.budget, result.choice.noise
+    before = ("unknown before the search" if budget.noise is None else
+              f"log spread {budget.noise:.2f} assumed before the search, from "
+              f"{budget.noise_source}")
+    after = ("unknown after it (nothing repeated that can vary)" if measured.sigma is None
+             else f"{measured.sigma:.2f} pooled over the tune's repeated runs")
+    return f"{before}; {after}; {budget.reserve} runs were kept to race"
 
 
 def _interval_text(interval: Any) -> str:

@@ -25,22 +25,23 @@ the best configuration. After the search, the leaders race:
   the estimate less than three runs that agree; nothing is tuned: ``mu``, ``tau`` and ``s``
   come from the measurements. Reported times and intervals stay those of the geometric mean.
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
-- **Rule.** A contender is *out* when its interval lies wholly above the interval of another
-  contender. While budget is left and more than one contender is in, or the leader has fewer
-  than ``MIN_RUNS`` (3) runs, run once more the contender that is in and has the fewest runs
-  (ties: the better estimate). Each such run costs one unit of the budget, like a
-  configuration. (The leader's minimum guards against a spread estimated from a pair or two
-  of runs that happened to agree: the median of three runs is no longer a single draw.)
-- **Choice.** The contender ranked first. It is *recommended* only when its
-  speedup over the default is above 1 with confidence: the lower end of the speedup interval
-  ``exp(mean_default - mean_best ± t x s x sqrt(1/n_default + 1/n_best))`` exceeds 1 (a
-  one-sided test at 95%). Otherwise the default is recommended and the tuned file says so.
-  When the runner-up's interval overlaps the best's, the two cannot be told apart, and the
-  result says that too.
+- **Rule.** A contender is *out* when another contender :func:`beats` it. While runs are
+  left and more than one contender is in, or the one left has fewer than ``MIN_RUNS`` (3)
+  runs, run once more the leader or the default (the fewer-run one) while either has fewer
+  than ``MIN_RUNS``, else the contender that is in with the fewest runs. Each such run
+  costs one unit of the budget. The race gets every run the search left.
+- **Test.** Two configurations whose runs can vary are compared by ranks
+  (:mod:`iotune.strategies.rank_test`: Hodges-Lehmann speedup, Moses interval), so one slow
+  outlier cannot veto a consistent gain; replays of a configuration recorded once fall back
+  to the pooled log-normal interval.
+- **Choice.** The best-ranked contender still in. ``tuned`` when its estimated speedup is at
+  least ``MIN_GAIN`` and the lower end of its ``CONFIDENCE`` interval is above 1;
+  ``default`` when nothing is faster, the default beats it, it promises less than
+  ``MIN_GAIN`` or its runs cannot vary; else ``undecided`` with the runs estimated to
+  decide (:func:`runs_to_decide`).
 
-``RACE_SHARE`` of the budget (a fifth: at the paper's budget of 30, six runs, enough to run
-each of the three leaders twice more) is kept for the race; what the race does not need is
-left unspent. A tune's :class:`Budget` holds that split.
+The race's reserve before the search follows the noise (:func:`race_reserve`); a tune's
+:class:`Budget` holds that split and the noise it assumed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from iotune.strategies.rank_test import log_shift
+
 if TYPE_CHECKING:
     from iotune.strategies.base import Evaluation
 
@@ -60,43 +63,6 @@ CONFIDENCE = 0.90
 RACE_SIZE = 3
 RACE_SHARE = 0.2
 MIN_RUNS = 3
-
-
-@dataclass(frozen=True)
-class Budget:
-    """A tune's budget in runs: configurations evaluated plus the race's extra runs.
-
-    ``total`` is the whole budget (None: the search runs until it stops), ``reserve`` the
-    runs kept for the race, ``spent`` the runs the tune spent, search and race. Made by
-    :meth:`split`; :attr:`search` is what the search may spend, :meth:`after_search` what
-    the whole tune may spend once the search is done.
-    """
-
-    total: int | None
-    reserve: int
-    spent: int = 0
-
-    @classmethod
-    def split(cls, total: int | None) -> Budget:
-        """``total`` with the race's reserve kept: ``RACE_SHARE`` of it, rounded; twice
-        ``RACE_SIZE`` when there is no total."""
-        return cls(total, 2 * RACE_SIZE if total is None else round(RACE_SHARE * total))
-
-    @property
-    def search(self) -> int | None:
-        """What the search may spend: the total less the reserve, at least one run; None
-        (until it stops) without a total."""
-        return None if self.total is None else max(1, self.total - self.reserve)
-
-    def after_search(self, searched: int) -> int:
-        """The runs the whole tune may spend once the search spent ``searched``: the total
-        (or ``searched``, when the search went over it), else ``searched`` plus the
-        reserve."""
-        return searched + self.reserve if self.total is None else max(self.total, searched)
-
-    def spending(self, spent: int) -> Budget:
-        """This budget with ``spent`` runs spent."""
-        return dataclasses.replace(self, spent=spent)
 
 
 @dataclass(frozen=True)
@@ -126,6 +92,72 @@ def pooled_noise(evaluations: Iterable[Evaluation]) -> Noise:
             squares += float(((logs - logs.mean()) ** 2).sum())
             df += len(logs) - 1
     return Noise(math.sqrt(squares / df) if df else None, df)
+
+
+#: The gain the race keeps enough runs to confirm, at the noise known before the search:
+#: at the development landscape's recorded noise (log spread 0.25, ``ior_64ranks``) it
+#: gives the six runs of a fifth of 30 that ``benchmarks/confirmation_power.py`` measured
+#: to be enough there, and at twice that noise the fifteen runs (half of 30) that the
+#: same benchmark showed confirming more than searching more.
+REFERENCE_GAIN = 1.5
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A tune's budget in runs: configurations evaluated plus the race's extra runs.
+
+    ``total`` is the whole budget (None: the search runs until it stops), ``reserve`` the
+    runs kept for the race, ``spent`` the runs the tune spent, search and race; ``noise``
+    the log spread the split assumed (None: unknown) and ``noise_source`` where it came
+    from. Made by :meth:`split`; :attr:`search` is what the search may spend,
+    :meth:`after_search` what the whole tune may spend once the search is done (all of
+    the total: what the search leaves, the race may use).
+    """
+
+    total: int | None
+    reserve: int
+    spent: int = 0
+    noise: float | None = None
+    noise_source: str = "unknown"
+
+    @classmethod
+    def split(cls, total: int | None, noise: Noise | None = None,
+              source: str = "unknown") -> Budget:
+        """``total`` with the race's reserve kept (:func:`race_reserve`)."""
+        sigma = None if noise is None else noise.sigma
+        return cls(total, race_reserve(total, sigma), noise=sigma,
+                   noise_source=source if sigma is not None else "unknown")
+
+    @property
+    def search(self) -> int | None:
+        """What the search may spend: the total less the reserve, at least one run; None
+        (until it stops) without a total."""
+        return None if self.total is None else max(1, self.total - self.reserve)
+
+    def after_search(self, searched: int) -> int:
+        """The runs the whole tune may spend once the search spent ``searched``: the total
+        (or ``searched``, when the search went over it), else ``searched`` plus the
+        reserve."""
+        return searched + self.reserve if self.total is None else max(self.total, searched)
+
+    def spending(self, spent: int) -> Budget:
+        """This budget with ``spent`` runs spent."""
+        return dataclasses.replace(self, spent=spent)
+
+
+def race_reserve(total: int | None, sigma: float | None) -> int:
+    """Runs kept for the race out of ``total`` at log spread ``sigma``.
+
+    With the noise known: twice the runs of each of two configurations that confirming a
+    ``REFERENCE_GAIN`` speedup takes (:func:`runs_to_confirm`), at most half the total (the
+    search must still find something to confirm); unknown: ``RACE_SHARE`` of the total,
+    rounded. Without a total, twice ``RACE_SIZE``."""
+    if total is None:
+        return 2 * RACE_SIZE
+    each = None if sigma is None else runs_to_confirm(REFERENCE_GAIN, Noise(sigma, 1))
+    if each is None:
+        return round(RACE_SHARE * total)
+    return min(2 * each, total // 2)
 
 
 @dataclass(frozen=True)
@@ -165,8 +197,9 @@ class Speedup:
         return self.low is not None and self.low > 1.0
 
 
-def speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
-    """The speedup of ``best`` over ``default`` with its interval; None if either failed."""
+def pooled_speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
+    """The speedup of ``best`` over ``default`` with its interval from the pooled log-normal
+    spread (for runs that cannot show their own spread); None if either failed."""
     d, b = _logs(default), _logs(best)
     if not len(d) or not len(b):
         return None
@@ -190,6 +223,14 @@ class Choice:
     tied_with_runner_up: bool
     race_runs: int
     reason: str
+    #: :data:`TUNED`, :data:`DEFAULT` or :data:`UNDECIDED` (empty: from ``recommend_default``).
+    outcome: str = ""
+    #: For an undecided choice: more runs estimated to decide (:func:`runs_to_decide`).
+    runs_to_decide: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.outcome:
+            self.outcome = DEFAULT if self.recommend_default else TUNED
 
     @property
     def recommended(self) -> Evaluation:
@@ -240,28 +281,57 @@ def leaders(evaluations: Iterable[Evaluation], count: int = RACE_SIZE,
     return ranked(evaluations, noise)[:count]
 
 
+def shows_spread(evaluation: Evaluation) -> bool:
+    """Whether ``evaluation``'s runs can differ from one another (not replays of a
+    configuration recorded once)."""
+    return all(m.shows_spread for m in evaluation.measurements)
+
+
+def speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
+    """The speedup of ``best`` over ``default`` with its ``CONFIDENCE`` interval; None if
+    either failed.
+
+    When both configurations' runs can vary, it is the rank-based one of
+    :mod:`iotune.strategies.rank_test` (Hodges-Lehmann estimate, Moses interval: one
+    outlier moves it by one rank, not by its size). Otherwise (replays of a configuration
+    recorded once) the runs of that configuration say nothing about the spread and the
+    interval is the pooled log-normal one of :func:`pooled_speedup`."""
+    if not shows_spread(default) or not shows_spread(best):
+        return pooled_speedup(default, best, noise)
+    shift = log_shift(default.times, best.times, (1 - CONFIDENCE) / 2)
+    if shift is None:
+        return None
+    return Speedup(math.exp(shift.estimate),
+                   None if shift.low is None else math.exp(shift.low),
+                   None if shift.high is None else math.exp(shift.high))
+
+
+def beats(fast: Evaluation, slow: Evaluation, noise: Noise) -> bool:
+    """Whether ``fast`` is faster than ``slow`` with confidence: the lower end of its
+    :func:`speedup` interval over ``slow`` is above 1 (a one-sided test at 95%)."""
+    gain = speedup(slow, fast, noise)
+    return gain is not None and gain.confident
+
+
 def still_in(contenders: Sequence[Evaluation], noise: Noise) -> list[Evaluation]:
-    """Contenders whose interval is not wholly above another contender's interval."""
-    bounds = [estimate(e, noise) for e in contenders]
-    known = [b for b in bounds if b is not None]
-    if not known:
-        return []
-    if noise.sigma is None:
-        return [e for e, b in zip(contenders, bounds, strict=True) if b is not None]
-    ceiling = min(b.high_s for b in known if b.high_s is not None)
-    return [e for e, b in zip(contenders, bounds, strict=True)
-            if b is not None and b.low_s is not None and b.low_s <= ceiling]
+    """Contenders that no other contender :func:`beats` (and that have a successful run)."""
+    measured = [e for e in contenders if len(_logs(e))]
+    return [e for e in measured
+            if not any(beats(other, e, noise) for other in measured if other is not e)]
 
 
 def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
-         remeasure: Callable[[Evaluation], bool], reserve: int) -> Choice:
-    """Race the default and the leaders of ``evaluations()`` for up to ``reserve`` runs.
+         remeasure: Callable[[Evaluation], bool], runs: int | None) -> Choice:
+    """Race the default and the leaders of ``evaluations()`` until decided or out of runs.
 
-    ``remeasure(e)`` runs ``e`` once more (adding to its times or failures) and returns
-    False when it could not (budget spent). Returns the :class:`Choice`.
+    Decided: one contender is left (every other one is beaten) and it has ``MIN_RUNS``
+    runs. ``runs`` is what the race may spend (None: ``2 x RACE_SIZE``, for a tune without
+    a total budget); ``remeasure(e)`` runs ``e`` once more (adding to its times or failures)
+    and returns False when it could not (budget spent). Returns the :class:`Choice`.
     """
+    limit = 2 * RACE_SIZE if runs is None else runs
     spent = 0
-    while spent < reserve:
+    while spent < limit:
         pool = evaluations()
         noise = pooled_noise([default, *pool])
         order = ranked([default, *pool], noise)
@@ -273,24 +343,62 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
         leader = min(alive, key=lambda e: rank.get(id(e), len(order)))
         if len(alive) == 1 and len(leader.times) >= MIN_RUNS:
             break
-        pick = min(alive, key=lambda e: (len(e.times), rank.get(id(e), len(order))))
+        pick = _next_run(leader, default, alive, rank)
         if not remeasure(pick):
             break
         spent += 1
     return _choose(default, evaluations(), spent)
 
 
+def _next_run(leader: Evaluation, default: Evaluation, alive: Sequence[Evaluation],
+              positions: dict[int, int]) -> Evaluation:
+    """The contender to run next: the one of the leader and the default (the pair the
+    decision is about) with fewer runs while either has fewer than ``MIN_RUNS``; then the
+    contender that is in with the fewest runs (ties: the better rank, ``positions`` by
+    ``id``)."""
+
+    def rank(e: Evaluation) -> int:
+        return positions.get(id(e), len(positions))
+
+    pair = [e for e in (leader, default) if any(e is a for a in alive)]
+    if any(len(e.times) < MIN_RUNS for e in pair):
+        return min(pair, key=lambda e: (len(e.times), rank(e)))
+    return min(alive, key=lambda e: (len(e.times), rank(e)))
+
+
+#: Asymptotic efficiency of the rank test against Student's t on normal data (3 / pi): it
+#: needs about 5% more runs where t would be right, and far fewer under heavy tails.
+RANK_EFFICIENCY = 3 / math.pi
+#: Fewest runs of each of two configurations for the rank test to confirm anything at 95%
+#: one-sided (1 / C(6, 3) = 0.05).
+MIN_RANK_RUNS = 3
+
+
 def runs_to_confirm(gain: float, noise: Noise) -> int | None:
     """Runs of each of two configurations needed before a measured speedup of ``gain``
     would be above 1x with ``CONFIDENCE`` at this noise: ``2 (z s / log gain)^2`` with the
-    normal quantile ``z`` (the t quantile's limit); None when ``gain`` is not above 1 or the
+    normal quantile ``z`` (the t quantile's limit), over the rank test's efficiency
+    ``3 / pi``, and at least ``MIN_RANK_RUNS``; None when ``gain`` is not above 1 or the
     noise is unknown."""
     from scipy.stats import norm
 
     if noise.sigma is None or gain <= 1.0:
         return None
     z = float(norm.ppf(0.5 + CONFIDENCE / 2))
-    return math.ceil(2 * (z * noise.sigma / math.log(gain)) ** 2)
+    return max(MIN_RANK_RUNS,
+               math.ceil(2 * (z * noise.sigma / math.log(gain)) ** 2 / RANK_EFFICIENCY))
+
+
+def runs_to_decide(default: Evaluation, best: Evaluation, gain: float,
+                   noise: Noise) -> int | None:
+    """More runs (of ``best`` and the default together) before a measured speedup of
+    ``gain`` would be confirmed at this noise (:func:`runs_to_confirm` each, or
+    ``MIN_RANK_RUNS`` with the noise unknown, less the runs each has); at least 1. None
+    when ``gain`` is not above 1."""
+    if gain <= 1.0:
+        return None
+    each = runs_to_confirm(gain, noise) or MIN_RANK_RUNS
+    return max(1, max(0, each - len(default.times)) + max(0, each - len(best.times)))
 
 
 def _runs_to_confirm_text(gain: Speedup, noise: Noise) -> str:
@@ -299,6 +407,19 @@ def _runs_to_confirm_text(gain: Speedup, noise: Noise) -> str:
         return ""
     return (f"; at this noise (log spread {noise.sigma:.2f}) confirming {gain.value:.2f}x "
             f"takes about {runs} runs of it and of the default")
+
+
+#: Smallest estimated speedup worth a change to a job script: below it the default is
+#: kept even when the gain is confirmed (a 10% gain is the one a user would not want to be
+#: told to leave; smaller ones are within a shared system's drift from day to day, and a
+#: change that promises little and breaks it costs more than it saves).
+MIN_GAIN = 1.1
+
+
+#: What a :class:`Choice` recommends: a change (confirmed faster than the default), the
+#: default (nothing faster, or the default shown faster), or neither yet (the best found
+#: looks faster but is not confirmed: the default's settings stay until more runs decide).
+TUNED, DEFAULT, UNDECIDED = "tuned", "default", "undecided"
 
 
 def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
@@ -319,14 +440,32 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
     if gain is None:
         return Choice(best, runner_up, default, noise, None, False, tied, spent,
                       "the default failed, so the best measured configuration is recommended")
-    if not gain.confident:
+    if gain.value < MIN_GAIN:
+        return Choice(best, runner_up, default, noise, gain, True, tied, spent,
+                      f"the best found is {gain.value:.2f}x the default's speed, less than "
+                      f"the {MIN_GAIN:g}x a change must promise")
+    if gain.confident:
+        return Choice(best, runner_up, default, noise, gain, False, tied, spent,
+                      f"faster than the default with {CONFIDENCE:.0%} confidence")
+    if beats(default, best, noise):
+        return Choice(best, runner_up, default, noise, gain, True, tied, spent,
+                      f"the default is faster than the best found with {CONFIDENCE:.0%} "
+                      "confidence")
+    if not (shows_spread(default) and shows_spread(best)):
+        # Replays of a configuration recorded once: more runs of it repeat one time, so
+        # no number of runs decides; the default stays.
         why = ("the spread of the runs is unknown (no configuration was measured twice, or "
-               "only replays of configurations recorded once)"
-               if noise.sigma is None else
+               "only replays of configurations recorded once)" if noise.sigma is None else
                f"its speedup interval reaches {gain.low:.2f}x, not above 1x"
                + _runs_to_confirm_text(gain, noise))
         return Choice(best, runner_up, default, noise, gain, True, tied, spent,
                       f"the best found does not beat the default with {CONFIDENCE:.0%} "
                       f"confidence: {why}")
-    return Choice(best, runner_up, default, noise, gain, False, tied, spent,
-                  f"faster than the default with {CONFIDENCE:.0%} confidence")
+    more = runs_to_decide(default, best, gain.value, noise)
+    why = ("too few runs of it and of the default for an interval" if gain.low is None
+           else f"its speedup interval reaches {gain.low:.2f}x, not above 1x")
+    return Choice(best, runner_up, default, noise, gain, True, tied, spent,
+                  f"the best found ({gain.value:.2f}x) is not yet confirmed faster than the "
+                  f"default with {CONFIDENCE:.0%} confidence: {why}"
+                  + _runs_to_confirm_text(gain, noise), outcome=UNDECIDED,
+                  runs_to_decide=more)

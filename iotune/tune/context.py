@@ -61,6 +61,13 @@ class Sink(ABC):
         """Earlier storage-probe latencies of ``size_bytes`` (for a state-aware search)."""
         return []
 
+    def earlier_runs(self, kernel: str, cores: int, params: Mapping[str, Any], *,
+                     exclude: str = "", target: str = "write") -> list[Evaluation]:
+        """Earlier successful runs at ``cores`` of ``kernel`` with ``params`` (every
+        campaign), one :class:`Evaluation` per configuration but ``exclude``: what the
+        noise is known from before a search (none by default)."""
+        return []
+
 
 class StoreSink(Sink):
     """A store: read once, appended to; earlier ``tune`` measurements of ``backend`` from
@@ -91,6 +98,21 @@ class StoreSink(Sink):
 
     def probe_latencies(self, size_bytes: int) -> list[float]:
         return probe_latencies(self.index.probes, size_bytes=size_bytes)
+
+    def earlier_runs(self, kernel: str, cores: int, params: Mapping[str, Any], *,
+                     exclude: str = "", target: str = "write") -> list[Evaluation]:
+        """Earlier runs of the same source (whatever ``reuse`` says: knowing the noise
+        reuses no measurement), grouped by configuration."""
+        groups: dict[str, Evaluation] = {}
+        for m in self.index.select(kernel=kernel, backend=self.backend):
+            if (m.cores != cores or m.config_key == exclude or not m.ok_for(target)
+                    or (self.source is not None and m.source != self.source)
+                    or m.params != dict(params)):
+                continue
+            evaluation = groups.setdefault(m.config_key, Evaluation(m.settings, m.config_key))
+            evaluation.times.append(m.time_for(target))
+            evaluation.measurements.append(m)
+        return list(groups.values())
 
 
 class MemorySink(Sink):

@@ -17,7 +17,7 @@ from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import now_iso
 from iotune.store.targets import TARGET_TABLE
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import CONFIDENCE, Budget, Choice, estimate
+from iotune.strategies.racing import CONFIDENCE, UNDECIDED, Budget, Choice, estimate
 from iotune.tuned import TUNED_SCHEMA_VERSION
 
 
@@ -96,6 +96,24 @@ class TuneResult:
                 "so there is no setting to recommend: " + "; ".join(why))
 
     @property
+    def recommendation(self) -> str:
+        """``tuned``, ``default`` or ``undecided`` (the best found looks faster but is not
+        confirmed; the default's settings stay, and :attr:`budget_to_decide` says what
+        budget would decide)."""
+        if self.choice.outcome == UNDECIDED:
+            return UNDECIDED
+        return "default" if self.recommend_default else "tuned"
+
+    @property
+    def budget_to_decide(self) -> int | None:
+        """For an undecided tune: the ``--budget`` of the same tune, reusing every run, that
+        is estimated to decide (the runs spent plus :attr:`Choice.runs_to_decide`)."""
+        more = self.choice.runs_to_decide
+        if self.recommendation != UNDECIDED or more is None:
+            return None
+        return self.budget.spent + more
+
+    @property
     def speedup(self) -> float | None:
         """Estimated speedup of the recommended configuration over the default."""
         if self.recommend_default:
@@ -135,7 +153,9 @@ class TuneResult:
         """The tuned-configuration document users check into their job scripts.
 
         ``settings`` are those recommended: empty when no configuration beat the default
-        with confidence (``recommendation: default``, with the reason and the best found).
+        with confidence (``recommendation: default``, with the reason and the best found,
+        or ``undecided`` when more runs could decide, with ``undecided.runs_to_decide``
+        and ``undecided.budget_to_decide``).
         """
         choice = self.choice
         chosen = choice.recommended
@@ -154,7 +174,7 @@ class TuneResult:
             "system": self.system,
             "backend": self.backend,
             "provenance": backend_class(self.backend).provenance,
-            "recommendation": "default" if self.recommend_default else "tuned",
+            "recommendation": self.recommendation,
             "reason": self.reason,
             "settings": _settings_document(verified.settings),
             "mpiio_hints": mpiio_hints(verified.settings),
@@ -173,7 +193,10 @@ class TuneResult:
             "tied_with_runner_up": choice.tied_with_runner_up,
             "noise": {"log_sigma": (None if choice.noise.sigma is None
                                     else round(choice.noise.sigma, 4)),
-                      "degrees_of_freedom": choice.noise.df},
+                      "degrees_of_freedom": choice.noise.df,
+                      "assumed_before_search": (None if self.budget.noise is None
+                                                else round(self.budget.noise, 4)),
+                      "assumed_from": self.budget.noise_source},
             "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
                        "runs": self.runs, "reused_measurements": self.reused,
                        "reused_from_tunes": self.reused_from, "source": self.source,
@@ -181,6 +204,9 @@ class TuneResult:
                        "race_runs": choice.race_runs,
                        "elapsed_s": round(self.elapsed_s, 1)},
         }
+        if self.recommendation == UNDECIDED:
+            doc["undecided"] = {"runs_to_decide": choice.runs_to_decide,
+                                "budget_to_decide": self.budget_to_decide}
         if verified.not_in_effect:
             doc["not_in_effect"] = verified.not_in_effect
         if verified.unverified:

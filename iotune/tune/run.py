@@ -10,6 +10,7 @@ reused unless ``fresh`` (failed ones too, unless ``retry_failed``; interrupted o
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -19,8 +20,8 @@ from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError
 from iotune.store import Store
 from iotune.store.index import StoreIndex
-from iotune.strategies.base import Strategy, make_strategy, resolve_options
-from iotune.strategies.racing import Budget, race
+from iotune.strategies.base import Evaluation, Strategy, make_strategy, resolve_options
+from iotune.strategies.racing import Budget, Noise, pooled_noise, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
 from iotune.tune.result import TuneResult
 from iotune.tune.target import with_target
@@ -60,14 +61,13 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     tune_cfg = config.tune
     name = strategy or tune_cfg.strategy
     search = make_strategy(name, **resolve_options(tune_cfg, name, strategy_options))
-    split = Budget.split(search_budget(budget, search, tune_cfg))
+    total = search_budget(budget, search, tune_cfg)
     started = time.monotonic()
+    sink = StoreSink(StoreIndex(store), kernel=kernel, backend=backend.name,
+                     source=backend.source(), reuse=not fresh, retry_failed=retry_failed)
     context = MeasuringContext(
         backend=backend, kernel=kernel, cores=cores, params=config.kernel.args,
-        sink=StoreSink(StoreIndex(store), kernel=kernel, backend=backend.name,
-                       source=backend.source(), reuse=not fresh,
-                       retry_failed=retry_failed),
-        candidates=candidates, budget=split.search,
+        sink=sink, candidates=candidates, budget=total,
         repetitions=tune_cfg.repetitions, statistic=tune_cfg.statistic,
         progress=progress, strategy=name,
         state_policy=_state_policy(tune_cfg) if (tune_cfg.state_aware if state_aware is None
@@ -78,16 +78,25 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     if progress:
         progress(f"default configuration at {cores} ranks (the baseline)")
     default = context.measure_baseline()
+    repeated = _repeat_default(context, default)
+    noise, source = known_noise(default, sink.earlier_runs(
+        kernel, cores, config.kernel.args, exclude=default.key, target=tune_cfg.target))
+    split = Budget.split(total, noise, source)
+    if split.search is not None:  # the default's early repeat is the race's, not the search's
+        context.budget = split.search + repeated
     if progress:
+        progress(noise_text(split))
         progress(f"searching {len(candidates)} candidate configurations with '{name}'"
-                 + (f", budget {split.total} ({split.reserve} kept to race the leaders)"
-                    if split.total else ""))
+                 + (f", budget {split.total} ({split.reserve} kept to race the leaders; "
+                    "what the search leaves goes to the race too)" if split.total else ""))
     search.search(context)
     context.budget = split.after_search(context.spent)
-    if progress and split.reserve:
-        progress(f"racing the leaders and the default (up to {split.reserve} more runs)")
+    if progress and context.remaining:
+        progress(f"racing the leaders and the default (up to {context.remaining} more runs, "
+                 "until decided)")
     choice = race(default, lambda: list(context.evaluations.values()), context.remeasure,
-                  split.reserve)
+                  context.remaining)
+    choice = dataclasses.replace(choice, race_runs=choice.race_runs + repeated)
     return TuneResult(
         kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
         params=config.kernel.args, backend=backend.name, system=config.system.name,
@@ -102,6 +111,50 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         allocation=_allocation(search.notes),
         ignored={name: why for name, (_, why) in context.ignored.items()},
     )
+
+
+#: Smallest total budget that repeats the default before the search: below it the one run
+#: is better spent on a configuration.
+MIN_EARLY_REPEAT_BUDGET = 3
+
+
+def _repeat_default(context: MeasuringContext, default: Evaluation) -> int:
+    """Run the default a second time right after the baseline when it has one run: the race
+    needs it anyway, and two runs show the noise before the search is planned. Returns the
+    runs made (charged to the budget as race runs)."""
+    if ((context.budget is not None and context.budget < MIN_EARLY_REPEAT_BUDGET)
+            or len(default.times) != 1 or not context.remeasure(default)):
+        return 0
+    return 1
+
+
+def known_noise(default: Evaluation, earlier: list[Evaluation]) -> tuple[Noise, str]:
+    """The log spread known before the search, pooled over the default's runs and
+    ``earlier`` runs of other configurations (same source, kernel, scale; see
+    :meth:`StoreSink.earlier_runs`), with where it came from."""
+    noise = pooled_noise([default, *earlier])
+    if noise.sigma is None:
+        return noise, "unknown"
+    parts = []
+    if pooled_noise([default]).sigma is not None:
+        parts.append(f"the default's {len(default.times)} runs")
+    used = [e for e in earlier if pooled_noise([e]).sigma is not None]
+    if used:
+        runs = sum(len(e.times) for e in used)
+        parts.append(f"{runs} earlier runs of {len(used)} configuration"
+                     f"{'' if len(used) == 1 else 's'} in the store")
+    return noise, " and ".join(parts)
+
+
+def noise_text(split: Budget) -> str:
+    """One line: the noise the budget's split assumed, where it came from, the reserve."""
+    if split.total is None:
+        return "noise: not needed to split the budget (no total budget)"
+    if split.noise is None:
+        return (f"noise unknown before the search (nothing repeated yet): {split.reserve} of "
+                f"{split.total} runs kept to race the leaders (a fifth)")
+    return (f"noise assumed: log spread {split.noise:.2f}, from {split.noise_source}: "
+            f"{split.reserve} of {split.total} runs kept to race the leaders")
 
 
 def _allocation(notes: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from iotune.cli.main import cli
 from iotune.config import parse_config
 from iotune.errors import ConfigError
 from iotune.store import Store
+from tests.cli_result import assert_decided_or_spent
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = f"{sys.executable} {HERE / 'hints_app.py'} {{scratch}}/data.bin 1"
@@ -57,7 +58,8 @@ def test_train_then_tune_a_python_program_through_romio_hints(tmp_path):
     document = yaml.safe_load(tuned_path.read_text())
     assert document["kernel"] == "command"
     assert document["kernel_args"]["command"] == PROGRAM
-    assert document["recommendation"] in ("tuned", "default")
+    # real runs may not decide in five runs: then undecided, with the whole budget spent
+    assert_decided_or_spent(document, 5, tuned.output)
 
 
 @pytest.mark.mpi

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from iotune.cli.main import cli
 from iotune.preload import LIBRARY_ENV
 from iotune.store import Store
+from tests.cli_result import assert_decided_or_spent
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 BUILDS = {
@@ -58,8 +59,9 @@ def test_train_then_tune_an_unmodified_program(name, tmp_path, monkeypatch):
         for key, value in run["hints_requested"].items():
             assert run["hints_in_effect"][key] == value  # the run's hints reached the file
     document = yaml.safe_load(tuned.read_text())
-    assert document["kernel"] == "command" and document["recommendation"] in ("tuned",
-                                                                             "default")
+    assert document["kernel"] == "command"
+    # two real runs on a shared machine may not decide in six runs: then undecided, all spent
+    assert_decided_or_spent(document, 6, result.output)
     assert document["default"]["bandwidth_mib_s"] > 0  # from the bytes the library saw
 
 

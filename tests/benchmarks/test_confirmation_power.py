@@ -45,12 +45,17 @@ def test_the_two_arm_test_needs_a_gain_beyond_the_noise():
 def test_noise_lowers_the_share_confirmed(tmp_path, capsys):
     data = _landscape(tmp_path / "land.csv")
     assert power.main(["--data", str(data), "--budget", "12", "--factors", "1,4",
-                       "--searches", "4", "--trials", "150"]) == 0
+                       "--searches", "4", "--trials", "150", "--tune-seeds", "3"]) == 0
     out = capsys.readouterr().out
     assert "REPLAYED" in out and "SIMULATED" in out
     rows = [line.split() for line in out.splitlines()[2:]]
     share = {(r[0], r[2]): float(r[4]) for r in rows}
-    assert set(share) == {("1x", "4"), ("1x", "oracle"), ("4x", "4"), ("4x", "oracle")}
+    assert set(share) == {(f, k) for f in ("1x", "4x") for k in ("4", "oracle", "tune")}
+    # the real tune beside the bound: it races, and it never recommends one of the two
+    # configurations slower than the default (they promise no 1.1x)
+    tune_rows = [r for r in rows if r[2] == "tune"]
+    assert all(float(r[5]) == 0.0 and 0.0 <= float(r[4]) <= 1.0 and float(r[3]) >= 1
+               for r in tune_rows)
     assert share[("1x", "oracle")] > 0.9
     assert share[("4x", "4")] < share[("1x", "4")]
     assert share[("4x", "oracle")] < share[("1x", "oracle")]
@@ -60,3 +65,6 @@ def test_a_search_as_long_as_the_budget_is_refused(tmp_path):
     data = _landscape(tmp_path / "land.csv")
     with pytest.raises(SystemExit):
         power.main(["--data", str(data), "--budget", "10", "--searches", "10"])
+    with pytest.raises(SystemExit):
+        power.main(["--data", str(data), "--budget", "10", "--searches", "4",
+                    "--tune-seeds", "-1"])

@@ -26,7 +26,7 @@ from iotune.tune.target import with_target
 
 def tune_json(config: Path, *extra: str) -> dict:
     result = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "4",
-                                      "--budget", "6", "--format", "json", *extra])
+                                      "--budget", "10", "--format", "json", *extra])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
