@@ -198,7 +198,8 @@ mpiexec_of() {
 # reports is the C program's, and a 2-rank job runs under the MPI's mpiexec.
 mpi4py_works() {
   local vpy=$1 cc=$2 want got mpiexec ranks
-  want=$(probe_mpi "$cc" | head -n 1) || return 1
+  want=$(probe_mpi "$cc") || return 1
+  want=${want%%$'\n'*}
   got=$(env "${ROOT_OK[@]}" "$vpy" -c \
         "from mpi4py import MPI; print(MPI.Get_library_version().splitlines()[0].rstrip())" \
         2>/dev/null) || return 1
@@ -212,8 +213,9 @@ mpi4py_works() {
 # The binary wheel of mpi4py in venv $1 for MPI compiler $2; fails (leaving no mpi4py)
 # when it does not work with that MPI.
 mpi4py_binary() {
-  local venv=$1 cc=$2 vpy="$1/bin/python" lib soname abi ext needed
-  read -r lib soname < <(probe_mpi "$cc" | tail -n 1) || return 1
+  local venv=$1 cc=$2 vpy="$1/bin/python" probed lib soname abi ext needed
+  probed=$(probe_mpi "$cc") || return 1
+  read -r lib soname <<< "${probed##*$'\n'}"
   [ -n "$soname" ] || return 1
   "$vpy" -m pip install -q --only-binary=mpi4py "mpi4py>=4" 2>/dev/null || return 1
   # In a venv, mpi4py looks for <venv>/lib/libmpi.so before the system's libraries:
