@@ -336,18 +336,30 @@ step "system packages" find_mpi
 [ "$MODE" = test ] && step "test packages" test_packages
 step "$VENV" venv_step "$VENV"
 step "$VENV mpi4py" mpi4py_step "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB"
-extras=""; [ "$MODE" = test ] && extras="[dev]"
-if h5py_present "$VENV"; then
-  step "$VENV h5py" h5py_step "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB"
-  step "$VENV iotune" iotune_step "$VENV" "$extras"
-else
+# A venv at $1 with mpi4py, parallel h5py (MPI compiler $2, the HDF5 in "$3" "$4") and
+# iotune with extras $5 ("" or "[dev]").
+mpi_venv() {
+  local venv=$1 cc=$2 inc=$3 lib=$4 extras=$5 pid
+  step "$venv" venv_step "$venv"
+  step "$venv mpi4py" mpi4py_step "$venv" "$cc" "$inc" "$lib"
+  if h5py_present "$venv"; then
+    step "$venv h5py" h5py_step "$venv" "$cc" "$inc" "$lib"
+    step "$venv iotune" iotune_step "$venv" "$extras"
+    return 0
+  fi
   # iotune's dependencies download and unpack (I/O, one core) while h5py compiles; the
   # build tools go in first, so the two pips never install the same package at once.
-  step "$VENV build tools" eval 'build_tools "$VENV/bin/python"; DID="present or installed"'
-  step "$VENV iotune" iotune_step "$VENV" "$extras" &
-  iotune_pid=$!
-  step "$VENV h5py" h5py_step "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB"
-  wait "$iotune_pid"
+  step "$venv build tools" eval 'build_tools "$venv/bin/python"; DID="present or installed"'
+  step "$venv iotune" iotune_step "$venv" "$extras" &
+  pid=$!
+  step "$venv h5py" h5py_step "$venv" "$cc" "$inc" "$lib"
+  wait "$pid"
+}
+
+if [ "$MODE" = test ]; then
+  mpi_venv "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB" "[dev]"
+else
+  mpi_venv "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB" ""
 fi
 step "preload library" preload_step "$VENV"
 
@@ -357,11 +369,7 @@ ompi_inc=/usr/include/hdf5/openmpi
 ompi_lib=/usr/lib/$(uname -m)-linux-gnu/hdf5/openmpi
 if [ "$MODE" = test ] && command -v mpicc.openmpi >/dev/null 2>&1 && [ -d "$ompi_inc" ] \
    && [ -d "$ompi_lib" ]; then
-  ompi_cc=$(command -v mpicc.openmpi)
-  step "$OPENMPI_VENV" venv_step "$OPENMPI_VENV"
-  step "$OPENMPI_VENV mpi4py" mpi4py_step "$OPENMPI_VENV" "$ompi_cc" "$ompi_inc" "$ompi_lib"
-  step "$OPENMPI_VENV h5py" h5py_step "$OPENMPI_VENV" "$ompi_cc" "$ompi_inc" "$ompi_lib"
-  step "$OPENMPI_VENV iotune" iotune_step "$OPENMPI_VENV" ""
+  mpi_venv "$OPENMPI_VENV" "$(command -v mpicc.openmpi)" "$ompi_inc" "$ompi_lib" ""
 fi
 vpy="$VENV/bin/python"
 say "ready: $VENV ($("$vpy" -c 'import mpi4py, h5py; print("mpi4py", mpi4py.__version__, "h5py", h5py.__version__)'), $(cat "$VENV/.iotune-mpi4py" 2>/dev/null || echo mpi4py installed before)) in $(awk -v a="$SETUP_T0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s"
