@@ -334,8 +334,6 @@ preload_step() {  # builds the preload library once per source change
 
 step "system packages" find_mpi
 [ "$MODE" = test ] && step "test packages" test_packages
-step "$VENV" venv_step "$VENV"
-step "$VENV mpi4py" mpi4py_step "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB"
 # A venv at $1 with mpi4py, parallel h5py (MPI compiler $2, the HDF5 in "$3" "$4") and
 # iotune with extras $5 ("" or "[dev]").
 mpi_venv() {
