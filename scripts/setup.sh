@@ -330,10 +330,6 @@ preload_step() {  # builds the preload library once per source change
   DID=$("$1/bin/python" -m iotune.preload)
 }
 
-# --- the steps ---------------------------------------------------------------------------
-
-step "system packages" find_mpi
-[ "$MODE" = test ] && step "test packages" test_packages
 # A venv at $1 with mpi4py, parallel h5py (MPI compiler $2, the HDF5 in "$3" "$4") and
 # iotune with extras $5 ("" or "[dev]").
 mpi_venv() {
@@ -353,6 +349,11 @@ mpi_venv() {
   step "$venv h5py" h5py_step "$venv" "$cc" "$inc" "$lib"
   wait "$pid"
 }
+
+# --- the steps ---------------------------------------------------------------------------
+
+step "system packages" find_mpi
+[ "$MODE" = test ] && step "test packages" test_packages
 
 if [ "$MODE" = test ]; then
   mpi_venv "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB" "[dev]"
