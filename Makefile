@@ -1,20 +1,24 @@
 # The two commands a user needs: `make demo` (a real local tune) and `make test`.
-# Both install what is missing first (scripts/setup.sh is idempotent and fast when done).
+# Both install what is missing first (scripts/setup.sh is idempotent and fast when done):
+# `make demo` only what the demo uses, `make test` also what the tests use.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup setup-test demo test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
 
+setup-test:
+	@bash scripts/setup.sh --test
+
 demo: setup
 	@bash scripts/demo.sh
 
-test: setup
+test: setup-test
 	@bash scripts/test.sh
 
-lint: setup
+lint: setup-test
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 

@@ -9,4 +9,4 @@ echo "== ruff" >&2
 echo "== mypy" >&2
 "$PY" -m mypy
 echo "== pytest" >&2
-"$PY" -m pytest -q "$@"
+"$PY" -m pytest -q --durations=25 "$@"  # the slowest tests, to keep the suite fast

@@ -52,7 +52,7 @@ def slurm(tmp_path: Path):
     missing = [d for d in DAEMONS if shutil.which(d) is None]
     if missing:
         pytest.fail(f"Slurm is not installed ({', '.join(missing)} missing): run "
-                    "scripts/setup.sh as root, which installs slurm-wlm and munge")
+                    "scripts/setup.sh --test as root, which installs slurm-wlm and munge")
     host = socket.gethostname().split(".")[0]
     root = tmp_path / "slurm"
     for sub in ("state", "spool", "log"):
