@@ -4,7 +4,7 @@ romio`` they are searched, and judged by who writes to the file system (Open MPI
 ``MPI_File_get_info`` only returns the hints given).
 
 Needs Open MPI beside MPICH (Debian: openmpi-bin libopenmpi-dev libhdf5-openmpi-dev, which
-scripts/setup.sh installs as root without making them the default MPI).
+scripts/setup.sh --test installs as root without making them the default MPI).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from iotune.store import Store
 OPEN_MPI = all(shutil.which(tool) for tool in ("mpicc.openmpi", "h5pcc.openmpi",
                                                 "mpiexec.openmpi"))
 pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
-    not OPEN_MPI, reason="Open MPI is not installed beside MPICH (scripts/setup.sh installs it)")]
+    not OPEN_MPI, reason="Open MPI is not installed beside MPICH (scripts/setup.sh --test installs it)")]
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "tests" / "apply" / "programs" / "show_hints.c"
-#: The venv whose mpi4py and h5py are built against Open MPI (scripts/setup.sh).
+#: The venv whose mpi4py and h5py are built against Open MPI (scripts/setup.sh --test).
 OPENMPI_PYTHON = Path(os.environ.get("IOTUNE_OPENMPI_VENV", REPO / ".venv-openmpi")) / \
     "bin" / "python"
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
