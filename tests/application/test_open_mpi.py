@@ -26,7 +26,8 @@ from iotune.store import Store
 OPEN_MPI = all(shutil.which(tool) for tool in ("mpicc.openmpi", "h5pcc.openmpi",
                                                 "mpiexec.openmpi"))
 pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
-    not OPEN_MPI, reason="Open MPI is not installed beside MPICH (scripts/setup.sh --test installs it)")]
+    not OPEN_MPI,
+    reason="Open MPI is not installed beside MPICH (scripts/setup.sh --test installs it)")]
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "tests" / "apply" / "programs" / "show_hints.c"
