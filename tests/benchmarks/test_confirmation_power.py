@@ -3,22 +3,15 @@ is the race's, and noise lowers how often a gain can be confirmed."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-_spec = importlib.util.spec_from_file_location("confirmation_power",
-                                               BENCHMARKS / "confirmation_power.py")
-assert _spec is not None and _spec.loader is not None
-power = importlib.util.module_from_spec(_spec)
-sys.modules["confirmation_power"] = power
-_spec.loader.exec_module(power)
+from tests.benchmarks.bench_modules import load_benchmark
+
+power = load_benchmark("confirmation_power")
 
 
 def _landscape(path: Path) -> Path:

@@ -3,21 +3,14 @@ clear gain it must take, a flat file where it must keep the default, and its ora
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-_spec = importlib.util.spec_from_file_location("production_noise",
-                                               BENCHMARKS / "production_noise.py")
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["production_noise"] = bench
-_spec.loader.exec_module(bench)
+from tests.benchmarks.bench_modules import load_benchmark
+
+bench = load_benchmark("production_noise")
 
 
 def _file(path: Path, gain: float) -> None:

@@ -3,11 +3,8 @@ rule, its noise variants, a cross-scale tune that really trains first, and its f
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -15,25 +12,10 @@ import pytest
 
 from iotune.store import Store
 from iotune.store.index import StoreIndex
+from tests.benchmarks.bench_modules import load_benchmark
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load(name: str) -> ModuleType:
-    """``benchmarks/<name>.py`` as the module ``name`` (the benchmark imports its helper
-    module by that name; dataclasses look their module up in sys.modules)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lib = _load("landscapes_lib")
-bench = _load("real_landscapes")
+lib = load_benchmark("landscapes_lib")
+bench = load_benchmark("real_landscapes")
 
 #: 12 configurations at 2 and 4 ranks; the fastest at 4 ranks is stripe_count 8 with
 #: romio_cb_write disable. 3 repeats at 2 ranks, 6 at 4 (so noise variants are made).
