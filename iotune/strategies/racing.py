@@ -389,15 +389,22 @@ def runs_to_confirm(gain: float, noise: Noise) -> int | None:
                math.ceil(2 * (z * noise.sigma / math.log(gain)) ** 2 / RANK_EFFICIENCY))
 
 
-def runs_to_decide(default: Evaluation, best: Evaluation, gain: float,
+def runs_to_decide(default: Evaluation, best: Evaluation, gain: Speedup,
                    noise: Noise) -> int | None:
-    """More runs (of ``best`` and the default together) before a measured speedup of
-    ``gain`` would be confirmed at this noise (:func:`runs_to_confirm` each, or
-    ``MIN_RANK_RUNS`` with the noise unknown, less the runs each has); at least 1. None
-    when ``gain`` is not above 1."""
-    if gain <= 1.0:
+    """More runs (of ``best`` and the default together) before a measured speedup ``gain``
+    would be confirmed: each needs :func:`runs_to_confirm` runs at this noise (or
+    ``MIN_RANK_RUNS`` with the noise unknown) and, when its interval already reaches below
+    1, as many as narrow that interval until its low end passes 1 (a width shrinks as one
+    over the square root of the runs, so the runs grow with the square of the ratio of the
+    half-width now to the half-width that would exclude 1); less the runs each has, at
+    least 1. None when ``gain`` is not above 1."""
+    if gain.value <= 1.0:
         return None
-    each = runs_to_confirm(gain, noise) or MIN_RANK_RUNS
+    each = runs_to_confirm(gain.value, noise) or MIN_RANK_RUNS
+    if gain.low is not None and 0.0 < gain.low < 1.0:
+        have = min(len(default.times), len(best.times))
+        ratio = math.log(gain.value / gain.low) / math.log(gain.value)
+        each = max(each, math.ceil(have * ratio**2))
     return max(1, max(0, each - len(default.times)) + max(0, each - len(best.times)))
 
 
@@ -461,7 +468,7 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
         return Choice(best, runner_up, default, noise, gain, True, tied, spent,
                       f"the best found does not beat the default with {CONFIDENCE:.0%} "
                       f"confidence: {why}")
-    more = runs_to_decide(default, best, gain.value, noise)
+    more = runs_to_decide(default, best, gain, noise)
     why = ("too few runs of it and of the default for an interval" if gain.low is None
            else f"its speedup interval reaches {gain.low:.2f}x, not above 1x")
     return Choice(best, runner_up, default, noise, gain, True, tied, spent,

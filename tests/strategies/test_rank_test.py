@@ -57,3 +57,24 @@ def test_false_confirmations_stay_at_the_level_on_heavy_tailed_null_runs():
         shift = log_shift(list(a), list(b), 0.05)
         hits += shift is not None and shift.low is not None and shift.low > 0
     assert hits / 400 <= 0.08  # 5% by construction; room for the draw
+
+
+def test_runs_to_decide_grows_with_the_interval_still_to_narrow() -> None:
+    """An undecided gain whose interval reaches below 1 although each side has as many runs
+    as the power estimate asks: the runs to decide follow the interval (its width shrinks
+    as 1/sqrt(runs)), not a single more run; and a wider interval asks for more."""
+    from iotune.strategies.racing import Speedup, runs_to_confirm, runs_to_decide
+
+    default = Evaluation({}, "d", times=[1.0] * 6)
+    best = Evaluation({"stripe_count": 128}, "b", times=[0.86] * 6)
+    noise = Noise(0.13, 30)
+    assert (runs_to_confirm(1.16, noise) or 0) <= 6
+    narrow = runs_to_decide(default, best, Speedup(1.16, 0.98, 1.4), noise)
+    wide = runs_to_decide(default, best, Speedup(1.16, 0.92, 1.5), noise)
+    assert narrow is not None and wide is not None
+    # 6 runs each x (log(1.16/0.92) / log(1.16))^2 = 14.6 -> 15 each, 9 more of each
+    assert wide == 18
+    assert 1 < narrow < wide
+    # confirmed-looking gains with enough runs still need at least one more run
+    assert runs_to_decide(default, best, Speedup(1.16, 1.0, 1.3), noise) == 1
+    assert runs_to_decide(default, best, Speedup(0.9, 0.7, 1.1), noise) is None
