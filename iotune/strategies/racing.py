@@ -474,5 +474,6 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
     return Choice(best, runner_up, default, noise, gain, True, tied, spent,
                   f"the best found ({gain.value:.2f}x) is not yet confirmed faster than the "
                   f"default with {CONFIDENCE:.0%} confidence: {why}"
-                  + _runs_to_confirm_text(gain, noise), outcome=UNDECIDED,
+                  + (f"; about {more} more runs of it and of the default would decide"
+                     if more is not None else ""), outcome=UNDECIDED,
                   runs_to_decide=more)

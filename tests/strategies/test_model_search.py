@@ -332,9 +332,9 @@ def test_an_unconfirmed_gain_says_how_many_runs_would_confirm_it():
 
     choice = _choose(default, [best], 0)
     assert choice.recommend_default and choice.outcome == "undecided"
-    # 2 (1.645 x 0.396 / log 1.587)^2 / (3 / pi) = 4.1
-    assert "(log spread 0.40) confirming 1.59x takes about 5 runs" in choice.reason
+    # 2 (1.645 x 0.396 / log 1.587)^2 / (3 / pi) = 4.1: five of each
     assert choice.runs_to_decide == (5 - 2) + (5 - 1)  # what each of the two still needs
+    assert "about 7 more runs of it and of the default would decide" in choice.reason
 
 
 def test_replays_of_a_configuration_recorded_once_say_nothing_about_the_spread():
