@@ -78,3 +78,28 @@ def test_runs_to_decide_grows_with_the_interval_still_to_narrow() -> None:
     # confirmed-looking gains with enough runs still need at least one more run
     assert runs_to_decide(default, best, Speedup(1.16, 1.0, 1.3), noise) == 1
     assert runs_to_decide(default, best, Speedup(0.9, 0.7, 1.1), noise) is None
+
+
+def test_a_gain_that_only_the_defaults_slow_run_makes_is_not_recommended() -> None:
+    """A production file whose better configuration is 1.09x faster run for run (medians
+    73.9 s and 67.9 s) but whose default has one 98 s run in three: the rank estimate
+    (median of pairwise ratios, 1.15x) crosses MIN_GAIN, the typical job's gain does not,
+    so the default stays and the reason says why. A consistent 5x with outliers on both
+    sides is still recommended."""
+    from iotune.strategies.racing import MIN_GAIN, _choose, typical_speedup
+
+    default = Evaluation({}, "d", times=[73.86, 71.43, 98.24] * 2)
+    best = Evaluation({"alignment": 1048576}, "b", times=[71.65, 62.12, 67.94] * 2)
+    noise = Noise(0.15, 10)
+    gain = speedup(default, best, noise)
+    assert gain is not None and gain.value >= MIN_GAIN
+    typical = typical_speedup(default, best)
+    assert typical is not None and typical == pytest.approx(73.86 / 67.94, rel=1e-3)
+    choice = _choose(default, [best], 0)
+    assert choice.recommend_default and choice.outcome == "default"
+    assert "median run is 1.09x" in choice.reason
+
+    slow = Evaluation({}, "d", times=[92.0, 95.0, 100.0, 105.0, 109.0, 234.0])
+    fast = Evaluation({"stripe_count": 128}, "b", times=[16.0, 17.0, 18.0, 19.0, 75.0])
+    choice = _choose(slow, [fast], 0)
+    assert not choice.recommend_default and choice.outcome == "tuned"
