@@ -83,16 +83,23 @@ def _value_text(name: str, text: str | None) -> str:
     return text
 
 
-def effect_text(effect: SettingEffect, value: Any, record: Mapping[str, Any]) -> str:
-    """One verdict as a line: ``cb_nodes=2: in effect 1 (why)``, ``alignment=1MiB:
-    unverified (why)``."""
+def effect_parts(effect: SettingEffect, value: Any, record: Mapping[str, Any]
+                 ) -> tuple[str, str]:
+    """One verdict as what happened (``cb_nodes=2: in effect 1``, ``alignment=1MiB:
+    unverified``) and why ("" when not known)."""
     name = effect.setting
     shown = {ABSENT: "not in effect", NOT_APPLICABLE: "not applicable",
              DIFFERS: f"in effect {_value_text(name, effect.in_effect)}",
              UNVERIFIED: "unverified"}.get(effect.status, effect.status)
     why = (unverified_reason(effect, record) if effect.status == UNVERIFIED
            else likely_reason(effect, record.get("result")))
-    return f"{name}={describe_value(name, value)}: {shown}" + (f" ({why})" if why else "")
+    return f"{name}={describe_value(name, value)}: {shown}", why
+
+
+def effect_text(effect: SettingEffect, value: Any, record: Mapping[str, Any]) -> str:
+    """One verdict as a line: ``cb_nodes=2: in effect 1; why``."""
+    what, why = effect_parts(effect, value, record)
+    return f"{what}; {why}" if why else what
 
 
 def _measured(record: Mapping[str, Any]) -> bool:
@@ -121,24 +128,19 @@ def hdf5_in_effect(result: Mapping[str, Any]) -> dict[str, str]:
 
 def tune_verdicts(records: Iterable[Mapping[str, Any]]) -> list[str]:
     """One line per setting value and verdict over a tune's measured runs, e.g.
-    ``cb_nodes=2: in effect 1 (why), in 16 of 16 runs that asked it``; none when every
-    setting took effect. The reason shown is the first run's."""
-    asked: Counter[tuple[str, str]] = Counter()
-    seen: Counter[str] = Counter()
-    first: dict[str, str] = {}
+    ``cb_nodes=2: in effect 1 in 16 of 16 runs that asked it; why``; none when every
+    setting took effect."""
+    asked: Counter[str] = Counter()
+    seen: Counter[tuple[str, str, str]] = Counter()
     for record in records:
         if not _measured(record):
             continue
         settings = record.get("settings") or {}
         for name, effect in effects_of(settings, record.get("result")).items():
-            value = describe_value(name, settings[name])
-            asked[(name, value)] += 1
+            asked[f"{name}={describe_value(name, settings[name])}"] += 1
             if effect.status in SHOWN:
-                line = effect_text(effect, settings[name], record)
-                seen[line] += 1
-                first.setdefault(line, f"{name}={value}")
-    out = []
-    for line, count in seen.items():
-        name, _, value = first[line].partition("=")
-        out.append(f"{line}, in {count} of {asked[(name, value)]} runs that asked it")
-    return sorted(out)
+                what, why = effect_parts(effect, settings[name], record)
+                seen[(what, why, f"{name}={describe_value(name, settings[name])}")] += 1
+    return sorted(f"{what} in {count} of {asked[value]} runs that asked it"
+                  + (f"; {why}" if why else "")
+                  for (what, why, value), count in seen.items())
