@@ -5,7 +5,9 @@
 #                             .venv with mpi4py and parallel h5py, iotune (editable).
 #   scripts/setup.sh --test   that, plus what `make test` needs: the development tools; on
 #                             Debian as root, Open MPI and its HDF5, Slurm, munge and
-#                             chromium, and a second venv (.venv-openmpi) for Open MPI.
+#                             chromium, and a second venv (.venv-openmpi) for Open MPI;
+#                             the real programs the tests tune, built once from vendor/
+#                             (IOR, h5bench_write) into ~/.cache/iotune/programs.
 #
 # Where MPI and parallel HDF5 come from:
 #   1. already present (a cluster's modules, or installed before): the MPI compiler is
