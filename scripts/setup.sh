@@ -5,7 +5,9 @@
 #                             .venv with mpi4py and parallel h5py, iotune (editable).
 #   scripts/setup.sh --test   that, plus what `make test` needs: the development tools; on
 #                             Debian as root, Open MPI and its HDF5, Slurm, munge and
-#                             chromium, and a second venv (.venv-openmpi) for Open MPI.
+#                             chromium, and a second venv (.venv-openmpi) for Open MPI;
+#                             the real programs the tests tune, built once from vendor/
+#                             (IOR, h5bench_write) into ~/.cache/iotune/programs.
 #
 # Where MPI and parallel HDF5 come from:
 #   1. already present (a cluster's modules, or installed before): the MPI compiler is
@@ -353,6 +355,85 @@ mpi_venv() {
   wait "$pid"
 }
 
+# --- real programs the tests tune: IOR and h5bench_write, built once ----------------------
+# Each vendored archive (vendor/) builds into $PROGRAMS/<first 16 hex digits of its sha256>/
+# (tests/programs/ looks there), with a stamp of the compilers and HDF5 it was built
+# against: a build is redone only when the archive or those change.
+PROGRAMS=${IOTUNE_PROGRAMS:-${XDG_CACHE_HOME:-$HOME/.cache}/iotune/programs}
+
+archive_dir() { echo "$PROGRAMS/$(sha256sum "$1" | cut -c1-16)"; }
+
+# What a build of the programs depends on besides the archive (compared with the stamp).
+build_stamp() {
+  printf '%s\n' "$MPICC_FOUND" "$("$MPICC_FOUND" -show 2>/dev/null || true)" \
+    "$HDF5_INCLUDE $HDF5_LIB" "$(command -v h5pcc 2>/dev/null && h5pcc -show 2>/dev/null)"
+}
+
+# install_program FILE DIR NAME: FILE copied into DIR as NAME, replacing it whole.
+install_program() {
+  cp "$1" "$3/.$2.tmp$$" && mv -f "$3/.$2.tmp$$" "$3/$2"
+}
+
+# IOR with its HDF5 back end: "ior" against the shared parallel HDF5 (the preload library
+# reaches its H5Fcreate), and, where h5pcc exists, "ior-h5pcc" built by it (Debian's h5pcc
+# links HDF5 statically, which no preloaded library can reach).
+ior_step() {
+  local archive dir src
+  archive=$(ls vendor/ior-*.tar.gz) || die "vendor/ior-*.tar.gz: missing from the checkout"
+  dir=$(archive_dir "$archive")
+  if [ -x "$dir/ior" ] && [ "$(cat "$dir/.built-with" 2>/dev/null)" = "$(build_stamp)" ]; then
+    DID="present in $dir"; return 0
+  fi
+  mkdir -p "$dir"
+  rm -f "$dir/.built-with"
+  src="$scratch/ior-src"
+  mkdir -p "$src" && tar xzf "$archive" -C "$src"
+  (cd "$src/ior" && ./bootstrap >"$scratch/ior.log" 2>&1) || die "IOR bootstrap failed: $(tail -n 3 "$scratch/ior.log")"
+  mkdir -p "$src/ior/shared"
+  # -rpath: the program finds the same HDF5 where no module sets LD_LIBRARY_PATH.
+  (cd "$src/ior/shared" && ../configure --with-hdf5 CC="$MPICC_FOUND" \
+     CPPFLAGS="-I$HDF5_INCLUDE" LDFLAGS="-L$HDF5_LIB -Wl,-rpath,$HDF5_LIB" \
+     && make -j "$(nproc 2>/dev/null || echo 2)" -C src ior) >"$scratch/ior.log" 2>&1 \
+    || die "IOR build failed (log: $(tail -n 3 "$scratch/ior.log"))"
+  install_program "$src/ior/shared/src/ior" ior "$dir"
+  DID="built into $dir (ior"
+  if command -v h5pcc >/dev/null 2>&1; then
+    mkdir -p "$src/ior/h5pcc"
+    (cd "$src/ior/h5pcc" && ../configure --with-hdf5 CC=h5pcc \
+       && make -j "$(nproc 2>/dev/null || echo 2)" -C src ior) >"$scratch/ior.log" 2>&1 \
+      || die "IOR build with h5pcc failed (log: $(tail -n 3 "$scratch/ior.log"))"
+    install_program "$src/ior/h5pcc/src/ior" ior-h5pcc "$dir"
+    DID="$DID, ior-h5pcc"
+  fi
+  build_stamp > "$dir/.built-with"
+  DID="$DID)"
+}
+
+# h5bench's VPIC-IO write benchmark, against the shared parallel HDF5.
+h5bench_step() {
+  local archive dir src prefix
+  archive=$(ls vendor/h5bench-*.tar.gz) || die "vendor/h5bench-*.tar.gz: missing from the checkout"
+  dir=$(archive_dir "$archive")
+  if [ -x "$dir/h5bench_write" ] && [ "$(cat "$dir/.built-with" 2>/dev/null)" = "$(build_stamp)" ]; then
+    DID="present in $dir"; return 0
+  fi
+  command -v cmake >/dev/null 2>&1 || { DID="skipped: no cmake (the h5bench tests skip)"; return 0; }
+  mkdir -p "$dir"
+  rm -f "$dir/.built-with"
+  src="$scratch/h5bench-src"
+  mkdir -p "$src" && tar xzf "$archive" -C "$src"
+  # h5bench takes the HDF5 installation's prefix (include/ and lib/ below it).
+  prefix=$HDF5_LIB
+  [ -d "$prefix/include" ] || prefix=$(dirname "$HDF5_LIB")
+  mkdir -p "$src/h5bench/build"
+  (cd "$src/h5bench/build" && HDF5_DIR=$prefix cmake .. -DCMAKE_C_COMPILER="$MPICC_FOUND" \
+     && make -j "$(nproc 2>/dev/null || echo 2)" h5bench_write) >"$scratch/h5bench.log" 2>&1 \
+    || die "h5bench build failed (log: $(tail -n 3 "$scratch/h5bench.log"))"
+  install_program "$src/h5bench/build/h5bench_write" h5bench_write "$dir"
+  build_stamp > "$dir/.built-with"
+  DID="built into $dir (h5bench_write)"
+}
+
 # --- the steps ---------------------------------------------------------------------------
 
 step "system packages" find_mpi
@@ -364,6 +445,10 @@ else
   mpi_venv "$VENV" "$MPICC_FOUND" "$HDF5_INCLUDE" "$HDF5_LIB" ""
 fi
 step "preload library" preload_step "$VENV"
+if [ "$MODE" = test ]; then
+  step "IOR" ior_step
+  step "h5bench" h5bench_step
+fi
 
 # Where Debian's Open MPI and its parallel HDF5 sit beside MPICH, a second venv runs the
 # kernels under Open MPI, for the tests of what it does with hints.

@@ -24,25 +24,32 @@ from iotune.cli.common import (
     with_command,
     with_kernel,
 )
+from iotune.cli.verdicts import hdf5_in_effect, run_verdicts
 from iotune.config import default_config_path
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
-from iotune.settings.in_effect import (
-    ABSENT,
-    DIFFERS,
-    NOT_APPLICABLE,
-    describe_effect,
-    effects_of,
-    row_not_in_effect,
-)
+from iotune.settings.in_effect import row_not_in_effect
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
-from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
+from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement, PhaseTimes
 from iotune.templates import starter_config
 from iotune.ui.output import emit, progress, render_pairs
+
+
+def phase_times(times: PhaseTimes, result: dict[str, Any]) -> dict[str, Any]:
+    """The phases a run measured, each under its name: ``open/write/close_s`` when all
+    three were timed (a kernel; a read phase follows them), else only those that were (a
+    user's program has the time in its MPI-IO write calls alone, from the preload library,
+    or none)."""
+    phases = {"open_s": times.open, "write_s": times.write, "close_s": times.close}
+    if all(t is not None for t in phases.values()) or times.read_total is not None:
+        return {"open/write/close_s": times.text()}
+    if "preloaded" in result and times.write is not None:
+        return {"mpi_io_write_s": times.write}
+    return {k: t for k, t in phases.items() if t is not None}
 
 
 def summarise(record: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +66,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
         summary["error"] = measurement.error
         return summary
     summary["time_s"] = measurement.times.total
-    summary["open/write/close_s"] = measurement.times.text()
+    summary.update(phase_times(measurement.times, result))
     summary["bandwidth_MiB/s"] = measurement.bandwidth_mib_s
     summary["bytes_written"] = measurement.bytes_written
     if measurement.times.read_total is not None:  # a run with a read phase (docs/reads.md)
@@ -72,9 +79,10 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     shown = {k: v for k, v in hints.items() if k.startswith(("cb_", "romio_cb", "romio_ds",
                                                              "striping"))}
     summary["hints_in_effect"] = shown
-    for effect in effects_of(record["settings"], result).values():
-        if effect.status in (ABSENT, NOT_APPLICABLE, DIFFERS):
-            summary[f"not in effect: {effect.setting}"] = describe_effect(effect, result)
+    hdf5 = hdf5_in_effect(result)
+    if hdf5:
+        summary["hdf5_in_effect"] = hdf5
+    summary.update(run_verdicts(record))
     fs = result.get("filesystem") or {}
     if fs:
         summary["filesystem"] = fs.get("type")

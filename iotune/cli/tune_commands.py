@@ -33,6 +33,7 @@ from iotune.cli.common import (
     with_kernel,
     with_slurm_launcher,
 )
+from iotune.cli.verdicts import tune_verdicts
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file, write_output
@@ -268,6 +269,10 @@ def _tune_text(result: TuneResult) -> str:
     if result.model is not None:
         summary["model"] = result.model.formula()
     lines.append(render_pairs(summary))
+    verdicts = tune_verdicts(m.record for e in result.evaluations for m in e.measurements)
+    if verdicts:
+        lines += ["", "Settings not in effect or unverified in the tune's runs (as each run "
+                  "read them back):", *(f"  {line}" for line in verdicts)]
     return "\n".join(lines)
 
 
