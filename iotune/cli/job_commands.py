@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from iotune.apply import render
+from iotune.apply import FORMATS, default_lines, render
 from iotune.errors import ConfigError
 from iotune.production.jobs import (
     DEFAULT,
@@ -56,7 +56,7 @@ def job_group() -> None:
 @click.option("--candidate", "candidates", multiple=True, type=click.Path(path_type=Path),
               help="A tuned file (iotune tune -o) whose settings may be tried; give the "
                    "best-ranked first. Repeatable.")
-@click.option("--format", "fmt", type=click.Choice(["preload", "romio", "cray", "all"]),
+@click.option("--format", "fmt", type=click.Choice([f for f in FORMATS if f != "h5py"]),
               default="preload", show_default=True, help="Lines to print (as iotune apply).")
 def start_command(store_path: Path, tag: str, job_id: str | None,
                   candidates: tuple[Path, ...], fmt: str) -> None:
@@ -65,7 +65,7 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     \b
     In a job script:
       eval "$(iotune job start --tag ckpt-512 --candidate tuned.yaml)"
-      srun ./app ...
+      iotune_run srun ./app ...
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
     """
     ident = _job_id(job_id)
@@ -75,11 +75,8 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
                f"{choice.reason})")
     click.echo(f"export IOTUNE_JOB_ID={ident}")
     click.echo(f"export IOTUNE_JOB_TAG={tag}")
-    if settings:
-        click.echo(render({"settings": settings, "provenance": f"production {choice.role}"},
-                          fmt))
-    else:
-        click.echo("# the default configuration: no setting changed")
+    shown = {"settings": settings, "provenance": f"production {choice.role}"}
+    click.echo(render(shown, fmt) if settings else default_lines(shown))
 
 
 @job_group.command("finish")
