@@ -303,14 +303,35 @@ def export_frame(frame: Any, path: Path, guard: InUse, force: bool) -> None:
               default=Path("iotune.yaml"), show_default=True, help="Where to write.")
 @click.option("--force", is_flag=True,
               help="Replace an existing file (never the store in use or its side files).")
-def init_command(output: Path, force: bool) -> None:
-    """Write a commented starter config (./iotune.yaml) to edit."""
+@click.option("--command", "launch_line", default=None, metavar="LAUNCH LINE",
+              help="The line that runs your program, e.g. 'mpiexec -n 2 ./prog args': the "
+                   "config tunes that program (a command kernel) at those ranks.")
+def init_command(output: Path, force: bool, launch_line: str | None) -> None:
+    """Write a commented starter config (./iotune.yaml) to edit.
+
+    \b
+    Example:
+      iotune init --command 'mpiexec -n 4 ./my_sim input.deck' -o iotune.yaml
+    """
+    import yaml
+
+    from iotune.config import build_config
+    from iotune.templates.command_config import command_config, parse_launch
+
+    text = starter_config() if launch_line is None else command_config(launch_line)
+    build_config(yaml.safe_load(text), output.absolute().parent)  # what is written loads
     guard = InUse.of(store_files(_store_in_use()))
     check_output_file(output, "config", option="-o", in_use=guard, force=True)
     if (output.exists() or output.is_symlink()) and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
-    write_output(output, starter_config(), "config", option="-o", in_use=guard, force=True)
-    progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+    write_output(output, text, "config", option="-o", in_use=guard, force=True)
+    if launch_line is None:
+        progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+    else:
+        ranks = parse_launch(launch_line).ranks
+        progress(f"iotune: wrote {output}; the program starts in its directory; check it "
+                 f"with 'iotune run -c {output} --cores {ranks} --dry-run', then "
+                 "'iotune train'")
 
 
 def _store_in_use() -> Path:

@@ -22,9 +22,8 @@ import yaml
 from click.testing import CliRunner
 
 from iotune.cli.main import cli
-from iotune.preload import LIBRARY_ENV, OUT_ENV, build_library
+from iotune.preload import LIBRARY_ENV, OUT_ENV
 
-PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT_S = 120
 SETTINGS = {"cb_buffer_size": "4MiB", "romio_cb_write": "disable", "romio_ds_write": "disable",
             "stripe_count": 4, "alignment": "1MiB"}
@@ -48,25 +47,6 @@ def tuned_file(tmp_path: Path, kernel: str) -> Path:
     path = tmp_path / f"tuned-{kernel}.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
-
-
-@pytest.fixture(scope="module")
-def show_hints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("programs") / "show_hints"
-    done = subprocess.run(["mpicc", "-Wall", "-Werror", "-O2", "-o", str(out),
-                           str(PROGRAMS / "show_hints.c")], capture_output=True, text=True,
-                          timeout=TIMEOUT_S, check=False)
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The preload library, built where ``apply`` will find it."""
-    target = tmp_path_factory.mktemp("preload") / "libiotune_preload.so"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(LIBRARY_ENV, str(target))
-        return build_library()
 
 
 def apply_lines(tuned: Path, fmt: str, library: Path) -> str:
