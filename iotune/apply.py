@@ -5,7 +5,14 @@ Formats: ``lustre`` (``lfs setstripe`` on the output directory), ``romio`` (a hi
 ``h5py`` (a Python snippet passing the hints and HDF5 settings), ``preload`` (iotune's
 preload library for an unmodified program: the hints and the HDF5 settings reach its own
 ``MPI_Info`` and ``H5Fcreate``, see docs/applications.md). ``all`` prints each that
-applies. Settings that a format cannot express are named in a comment, never dropped silently.
+applies, ``auto`` (the default of ``iotune apply``) what the MPI in use reads
+(:func:`auto_formats`). Settings that a format cannot express are named in a comment, never
+dropped silently.
+
+Nothing is exported: the lines write their files and define the shell function
+:data:`RUN_FUNCTION`, which starts the program's launch line with the variables of every
+mechanism printed (``iotune_run srun ./app``), so the rest of the job script runs without
+them (an ``h5dump`` after the program does not load the preload library).
 
 Every line that embeds a value (of the tuned file, of a flag, of the machine) is built by
 :func:`iotune.printable.printed`, which refuses control characters and quotes each value
