@@ -5,7 +5,14 @@ Formats: ``lustre`` (``lfs setstripe`` on the output directory), ``romio`` (a hi
 ``h5py`` (a Python snippet passing the hints and HDF5 settings), ``preload`` (iotune's
 preload library for an unmodified program: the hints and the HDF5 settings reach its own
 ``MPI_Info`` and ``H5Fcreate``, see docs/applications.md). ``all`` prints each that
-applies. Settings that a format cannot express are named in a comment, never dropped silently.
+applies, ``auto`` (the default of ``iotune apply``) what the MPI in use reads
+(:func:`auto_formats`). Settings that a format cannot express are named in a comment, never
+dropped silently.
+
+Nothing is exported: the lines write their files and define the shell function
+:data:`RUN_FUNCTION`, which starts the program's launch line with the variables of every
+mechanism printed (``iotune_run srun ./app``), so the rest of the job script runs without
+them (an ``h5dump`` after the program does not load the preload library).
 
 Every line that embeds a value (of the tuned file, of a flag, of the machine) is built by
 :func:`iotune.printable.printed`, which refuses control characters and quotes each value
@@ -15,7 +22,8 @@ for where it lands (a shell word, a Python literal, a comment).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +33,22 @@ from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hint
 from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints
 from iotune.tuned import read_tuned_file
 
-FORMATS = ("all", "lustre", "romio", "cray", "ior", "h5py", "preload")
+FORMATS = ("auto", "all", "lustre", "romio", "cray", "ior", "h5py", "preload")
+#: The shell function the printed lines define: ``iotune_run srun ./app`` starts the program
+#: with the settings' variables in its environment alone.
+RUN_FUNCTION = "iotune_run"
+#: The shell variable (not exported) holding the directory the printed lines write their
+#: files to, so the program finds them wherever the job script has changed directory to.
+DIR_VARIABLE = "iotune_dir"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One mechanism's lines: ``lines`` run where printed (files written, checks), ``env``
+    the ``NAME=value`` shell words the program's launch alone gets (:func:`run_function`)."""
+
+    lines: list[str]
+    env: list[str] = field(default_factory=list)
 
 
 def load_tuned(path: Path) -> dict[str, Any]:
@@ -34,6 +57,7 @@ def load_tuned(path: Path) -> dict[str, Any]:
     doc = read_tuned_file(path)
     settings = doc["settings"]
     return {"settings": settings, "kernel": doc.get("kernel"), "cores": doc.get("cores"),
+            "kernel_args": doc.get("kernel_args"),
             "provenance": doc.get("provenance"),
             "recommendation": doc.get("recommendation", "tuned" if settings else "default"),
             "reason": doc.get("reason")}
@@ -68,30 +92,31 @@ def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
             "fi"]
 
 
-def romio_lines(settings: Mapping[str, Any], hints_file: str) -> list[str]:
+def romio_lines(settings: Mapping[str, Any], hints_file: str) -> Section:
     text = romio_hints_text(settings)
     if not text:
-        return ["# MPI-IO: no hints were tuned"]
-    return ["# ROMIO hints file, read by MPICH/ROMIO at MPI_File_open",
-            write_lines(text.splitlines(), hints_file),
-            printed('export ROMIO_HINTS="$PWD"/{file}', file=Word(hints_file, "hints file"))]
+        return Section(["# MPI-IO: no hints were tuned"])
+    return Section(["# ROMIO hints file, read by MPICH/ROMIO at MPI_File_open",
+                    write_lines(text.splitlines(), hints_file)],
+                   [printed('ROMIO_HINTS="${{{dir}}}"/{file}', dir=Name(DIR_VARIABLE, "dir"),
+                            file=Word(hints_file, "hints file"))])
 
 
-def cray_lines(settings: Mapping[str, Any]) -> list[str]:
+def cray_lines(settings: Mapping[str, Any]) -> Section:
     value = cray_hints(settings)
     if not value:
-        return ["# Cray MPICH: no hints were tuned"]
-    return ["# Cray MPICH: hints for every file (*)",
-            printed("export MPICH_MPIIO_HINTS={value}", value=Word(value, "settings"))]
+        return Section(["# Cray MPICH: no hints were tuned"])
+    return Section(["# Cray MPICH: hints for every file (*), in MPICH_MPIIO_HINTS"],
+                   [printed("MPICH_MPIIO_HINTS={value}", value=Word(value, "settings"))])
 
 
-def ior_lines(settings: Mapping[str, Any]) -> list[str]:
+def ior_lines(settings: Mapping[str, Any]) -> Section:
     hints = mpiio_hints(settings)
     if not hints:
-        return ["# IOR: no hints were tuned"]
-    return ["# IOR reads MPI-IO hints from IOR_HINT__MPI__<key> variables",
-            *(printed("export IOR_HINT__MPI__{key}={value}", key=Name(k, "settings"),
-                      value=Word(v, "settings")) for k, v in hints.items())]
+        return Section(["# IOR: no hints were tuned"])
+    return Section(["# IOR reads MPI-IO hints from IOR_HINT__MPI__<key> variables"],
+                   [printed("IOR_HINT__MPI__{key}={value}", key=Name(k, "settings"),
+                            value=Word(v, "settings")) for k, v in hints.items()])
 
 
 def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
@@ -129,7 +154,7 @@ def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
 
 
 def preload_lines(settings: Mapping[str, Any], settings_file: str,
-                  library: Path | None) -> list[str]:
+                  library: Path | None) -> Section:
     """Lines that load the preload library (``library``, an absolute path resolved when
     ``apply`` runs) with the tuned MPI-IO hints and HDF5 settings. The job fails with one
     line when the library is gone by then: a program run without the settings it was tuned
@@ -139,23 +164,25 @@ def preload_lines(settings: Mapping[str, Any], settings_file: str,
 
     body = preload_settings_text(settings).rstrip("\n")
     if not body:
-        return ["# preload library: no MPI-IO or HDF5 settings were tuned"]
+        return Section(["# preload library: no MPI-IO or HDF5 settings were tuned"])
     if library is None:
-        return ["# preload library: not built on this machine (python -m iotune.preload says "
-                "why); the HDF5 settings are not applied by these lines"]
+        return Section(["# preload library: not built on this machine (python -m "
+                        "iotune.preload says why); the HDF5 settings are not applied by "
+                        "these lines"])
     path = Word(str(library), "preload library")
     rebuild = Word(f"{sys.executable} -m iotune.preload", "python")
-    return ["# iotune's preload library: the settings reach an unmodified program's own",
-            "# MPI_Info and HDF5 file access",
-            write_lines(body.split("\n"), settings_file),
-            printed('export IOTUNE_SETTINGS="$PWD"/{file}',
-                    file=Word(settings_file, "settings file")),
-            printed("if [ ! -r {path} ]; then", path=path),
-            printed('  echo "iotune: the preload library "{path}" is missing; rebuild it '
-                    'with: "{rebuild} >&2', path=path, rebuild=rebuild),
-            "  exit 1",
-            "fi",
-            printed('export LD_PRELOAD={path}"${{LD_PRELOAD:+ $LD_PRELOAD}}"', path=path)]
+    return Section(
+        ["# iotune's preload library: the settings reach an unmodified program's own",
+         "# MPI_Info and HDF5 file access",
+         write_lines(body.split("\n"), settings_file),
+         printed("if [ ! -r {path} ]; then", path=path),
+         printed('  echo "iotune: the preload library "{path}" is missing; rebuild it '
+                 'with: "{rebuild} >&2', path=path, rebuild=rebuild),
+         "  exit 1",
+         "fi"],
+        [printed('IOTUNE_SETTINGS="${{{dir}}}"/{file}', dir=Name(DIR_VARIABLE, "dir"),
+                 file=Word(settings_file, "settings file")),
+         printed('LD_PRELOAD={path}"${{LD_PRELOAD:+ $LD_PRELOAD}}"', path=path)])
 
 
 def preload_library(required: bool) -> Path | None:
@@ -185,38 +212,121 @@ def header_line(tuned: Mapping[str, Any]) -> str:
     return printed("# iotune tuned settings" + "".join(parts[k] for k in given), **given)
 
 
-def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTORY,
-           hints_file: str = "iotune-romio-hints", library: Path | None = None) -> str:
-    """The job-script lines of ``fmt`` for a loaded tuned configuration: bash that runs as
-    printed under ``set -euo pipefail``, except ``h5py`` alone, which is Python (inside
-    ``all`` it is printed as comments).
+#: Which mechanisms ``auto`` prints for the MPI ``mpiexec --version`` names, with the one
+#: comment line that says why (docs/mpi-libraries.md has the measurements behind it).
+AUTO_HINTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "mpich": (("romio",), "MPICH (mpiexec --version) reads MPI-IO hints from the "
+              "ROMIO_HINTS file"),
+    "openmpi": (("romio", "ompio"), "Open MPI (mpiexec --version) reads the ROMIO_HINTS "
+                "file in its ROMIO layer, selected for the program (OMPIO ignores hints)"),
+    "unknown": (("romio", "cray"), "MPI not identified (no mpiexec --version): ROMIO_HINTS "
+                "for ROMIO-based MPIs and MPICH_MPIIO_HINTS for Cray MPICH"),
+}
 
-    ``library`` is the preload library to load; None resolves (and builds) it now.
-    ConfigError when a value cannot be printed safely (see :mod:`iotune.printable`)."""
+
+def auto_formats(tuned: Mapping[str, Any], flavour: str) -> tuple[list[str], str]:
+    """The mechanisms ``auto`` prints for ``tuned`` under the MPI ``flavour`` and the one
+    comment line naming them and why: Lustre striping when tuned; the hints mechanism the
+    MPI reads (:data:`AUTO_HINTS`); IOR's variables for the IOR kernel only (no other
+    program reads them); the preload library when HDF5 settings were tuned (nothing else
+    reaches an unmodified program's HDF5) or the tune ran a program with it (``command``
+    kernel without ``preload: no``: it may pass its own MPI_Info, which only the library
+    reaches)."""
+    settings = tuned["settings"]
+    hints, why = AUTO_HINTS.get(flavour, AUTO_HINTS["unknown"])
+    chosen = ["lustre"] if lfs_setstripe_args(settings) else []
+    chosen += list(hints)
+    if tuned.get("kernel") == "ior":
+        chosen.append("ior")
+        why += "; IOR_HINT__MPI__ variables, read by IOR"
+    args = tuned.get("kernel_args") or {}
+    hdf5 = any(k in SETTINGS and SETTINGS[k].layer == "hdf5" for k in settings)
+    program = tuned.get("kernel") == "command" and args.get("preload", "auto") != "no"
+    if hdf5 or program:
+        chosen.append("preload")
+        why += ("; the preload library, for the HDF5 settings" if hdf5
+                else "; the preload library, as the tune ran the program")
+    return chosen, f"# {why}; --format all prints every mechanism"
+
+
+def ompio_lines() -> Section:
+    """Open MPI: ROMIO selected for the program alone (its OMPIO ignores ROMIO's hints)."""
+    return Section(["# Open MPI: its ROMIO layer, which reads the hints, for the program"],
+                   ["OMPI_MCA_io=^ompio"])
+
+
+def run_function(env: Sequence[str]) -> list[str]:
+    """The shell function :data:`RUN_FUNCTION` that starts its arguments (the program's
+    launch line) with ``env`` in their environment and nothing else's: the variables are
+    assignments before the command, never exported, so a tool run later in the job
+    (h5dump, a copy) sees none of them."""
+    words = " ".join([*env, '"$@"'])
+    return [f"# Put {RUN_FUNCTION} before the program's launch line: "
+            f"{RUN_FUNCTION} srun ./app args",
+            "# (only that launch gets the settings, not the rest of the job script)",
+            f"{RUN_FUNCTION}() {{ {words}; }}"]
+
+
+def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTORY,
+           hints_file: str = "iotune-romio-hints", library: Path | None = None,
+           flavour: str | None = None) -> str:
+    """The job-script lines of ``fmt`` for a loaded tuned configuration: bash that runs as
+    printed under ``set -euo pipefail`` and defines :data:`RUN_FUNCTION`, except ``h5py``
+    alone, which is Python (inside ``all`` it is printed as comments).
+
+    ``auto`` prints what the MPI in use reads (:func:`auto_formats`; ``flavour`` None:
+    detected from ``mpiexec --version``). ``library`` is the preload library to load;
+    None resolves (and builds) it now. ConfigError when a value cannot be printed safely
+    (see :mod:`iotune.printable`)."""
     ShellWord(directory, "--dir").text()  # refused even when no Lustre line uses it
     settings = tuned["settings"]
     for value in mpiio_hints(settings).values():  # a newline would add a line to a file
         one_line(value, "settings")
     unknown = [k for k in settings if k not in SETTINGS and not k.startswith(HINT_PREFIX)]
 
-    def preload() -> list[str]:
+    def preload() -> Section:
         path = library if library is not None else preload_library(fmt == "preload")
         return preload_lines(settings, "iotune-preload-settings", path)
 
-    sections = {
-        "lustre": lambda: lustre_lines(settings, directory),
+    def h5py() -> Section:
+        if fmt == "h5py":
+            return Section(h5py_lines(settings))
+        return Section(["# For a Python program (h5py), in its code:",
+                        *commented(h5py_lines(settings))])
+
+    sections: dict[str, Callable[[], Section]] = {
+        "lustre": lambda: Section(lustre_lines(settings, directory)),
         "romio": lambda: romio_lines(settings, hints_file),
         "cray": lambda: cray_lines(settings),
         "ior": lambda: ior_lines(settings),
-        "h5py": lambda: (h5py_lines(settings) if fmt == "h5py"
-                         else ["# For a Python program (h5py), in its code:",
-                               *commented(h5py_lines(settings))]),
+        "h5py": h5py,
         "preload": preload,
+        "ompio": ompio_lines,
     }
-    chosen = list(sections) if fmt == "all" else [fmt]
     header = [header_line(tuned)]
+    if fmt == "auto":
+        from iotune.execution.launchers import detect_mpi_flavour
+
+        chosen, why = auto_formats(tuned, flavour or detect_mpi_flavour())
+        header.append(why)
+    else:
+        chosen = [name for name in sections if name != "ompio"] if fmt == "all" else [fmt]
     if unknown:
         header.append(printed("# not expressible here: {names}",
                               names=Plain(", ".join(unknown), "settings")))
-    blocks = ["\n".join(sections[name]()) for name in chosen]
-    return "\n\n".join(["\n".join(header), *blocks])
+    done = [sections[name]() for name in chosen]
+    if fmt == "h5py":
+        return "\n\n".join(["\n".join(header), "\n".join(done[0].lines)])
+    header.append(printed('{dir}="$PWD"  # where the files below are written',
+                          dir=Name(DIR_VARIABLE, "dir")))
+    blocks = ["\n".join(block.lines) for block in done if block.lines]
+    env = [word for block in done for word in block.env]
+    return "\n\n".join(["\n".join(header), *blocks, "\n".join(run_function(env))])
+
+
+def default_lines(tuned: Mapping[str, Any], python: bool = False) -> str:
+    """The lines for a recommendation of the default: :data:`RUN_FUNCTION` starts the
+    program as it is, so a job script written for the tuned lines runs unchanged
+    (``python``: the comments alone, for the ``h5py`` format)."""
+    lines = [header_line(tuned), "# the default configuration: no setting changed"]
+    return "\n".join(lines if python else [*lines, *run_function([])])

@@ -85,7 +85,7 @@ def _fields() -> dict[str, Check]:
         "nodes": _optional(_scale),
         "system": _text,
         "backend": _choice(tuple(known_backends())),
-        "provenance": _choice(provenances),
+        "provenance": _provenance(provenances),
         "recommendation": _choice(RECOMMENDATIONS),
         "reason": _optional(_text),
         "settings": lambda value, where: None,  # in check_tuned, by the catalogue
@@ -138,6 +138,22 @@ def _choice(choices: tuple[str, ...]) -> Check:
         if not isinstance(value, str) or value not in choices:
             raise ConfigError(f"{where}: {value!r} is not one of {', '.join(choices)}")
     return choice
+
+
+#: The provenance of a recommendation settled over production jobs
+#: (:mod:`iotune.production.settle`): ``N production jobs``.
+PRODUCTION_PROVENANCE = re.compile(r"[1-9][0-9]{0,9} production jobs")
+
+
+def _provenance(choices: tuple[str, ...]) -> Check:
+    """A backend's provenance, or ``N production jobs``."""
+    def provenance(value: Any, where: str) -> None:
+        if isinstance(value, str) and PRODUCTION_PROVENANCE.fullmatch(value):
+            return
+        if not isinstance(value, str) or value not in choices:
+            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(choices)} or "
+                              "'N production jobs'")
+    return provenance
 
 
 def _schema_version(value: Any, where: str) -> None:

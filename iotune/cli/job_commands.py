@@ -13,8 +13,10 @@ from typing import Any
 
 import click
 
-from iotune.apply import render
+from iotune.apply import FORMATS, default_lines, render
+from iotune.cli.common import store_files
 from iotune.errors import ConfigError
+from iotune.execution.outputs import InUse, check_output_file
 from iotune.production.jobs import (
     DEFAULT,
     env_job_id,
@@ -23,7 +25,8 @@ from iotune.production.jobs import (
     start_job,
     status,
 )
-from iotune.production.rule import CONFIDENCE
+from iotune.production.rule import CONFIDENCE, DRIFT_EVERY
+from iotune.production.settle import write_settled
 from iotune.store import Store
 from iotune.tuned import read_tuned_file
 
@@ -32,9 +35,21 @@ _store = click.option("--store", "store_path", type=click.Path(path_type=Path),
                       help="The production journal (shared by every job of the campaign).")
 _tag = click.option("--tag", required=True,
                     help="The campaign: one application at one scale and input.")
+_tuned = click.option("--tuned", "tuned_path", type=click.Path(path_type=Path), default=None,
+                      help="A tuned file to write the recommendation to once the campaign "
+                           "has settled (for iotune apply); left as it is until then.")
 _job = click.option("--job-id", default=None,
                     help="This job's id (default: Slurm's, <array job>_<task> for an "
                          "array task).")
+
+
+def _guard(store_path: Path, tuned_path: Path | None) -> InUse:
+    """The journal's files (never an output), ``--tuned`` checked before anything is
+    recorded."""
+    guard = InUse.of(store_files(store_path))
+    if tuned_path is not None:
+        check_output_file(tuned_path, "tuned", option="--tuned", in_use=guard)
+    return guard
 
 
 def _job_id(given: str | None) -> str:
@@ -56,7 +71,7 @@ def job_group() -> None:
 @click.option("--candidate", "candidates", multiple=True, type=click.Path(path_type=Path),
               help="A tuned file (iotune tune -o) whose settings may be tried; give the "
                    "best-ranked first. Repeatable.")
-@click.option("--format", "fmt", type=click.Choice(["preload", "romio", "cray", "all"]),
+@click.option("--format", "fmt", type=click.Choice([f for f in FORMATS if f != "h5py"]),
               default="preload", show_default=True, help="Lines to print (as iotune apply).")
 def start_command(store_path: Path, tag: str, job_id: str | None,
                   candidates: tuple[Path, ...], fmt: str) -> None:
@@ -65,7 +80,7 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     \b
     In a job script:
       eval "$(iotune job start --tag ckpt-512 --candidate tuned.yaml)"
-      srun ./app ...
+      iotune_run srun ./app ...
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
     """
     ident = _job_id(job_id)
@@ -75,11 +90,8 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
                f"{choice.reason})")
     click.echo(f"export IOTUNE_JOB_ID={ident}")
     click.echo(f"export IOTUNE_JOB_TAG={tag}")
-    if settings:
-        click.echo(render({"settings": settings, "provenance": f"production {choice.role}"},
-                          fmt))
-    else:
-        click.echo("# the default configuration: no setting changed")
+    shown = {"settings": settings, "provenance": f"production {choice.role}"}
+    click.echo(render(shown, fmt) if settings else default_lines(shown))
 
 
 @job_group.command("finish")
@@ -89,13 +101,17 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
 @click.option("--seconds", type=float, default=None,
               help="The application's I/O seconds in this job.")
 @click.option("--failed", is_flag=True, help="The application failed: record no time.")
+@_tuned
 def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: float | None,
-                   failed: bool) -> None:
+                   failed: bool, tuned_path: Path | None) -> None:
     """Record this job's I/O time (or its failure) in the production journal."""
     if failed == (seconds is not None):
         raise ConfigError("--seconds: give the I/O seconds or --failed, one of the two")
+    guard = _guard(store_path, tuned_path)
     record = finish_job(Store(store_path), tag, _job_id(job_id), seconds)
     click.echo(f"iotune: job {record['job_id']} of {tag}: {record['status']}", err=True)
+    if tuned_path is not None:
+        click.echo(write_settled(tuned_path, Store(store_path), tag, guard), err=True)
 
 
 @job_group.command("status")
@@ -103,10 +119,14 @@ def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: floa
 @_tag
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
-def status_command(store_path: Path, tag: str, fmt: str) -> None:
+@_tuned
+def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None) -> None:
     """Jobs so far, each configuration's estimate with its 90% interval, the gain so far,
     the regret paid and what is needed to settle."""
+    guard = _guard(store_path, tuned_path)
     campaign, state = status(Store(store_path), tag)
+    if tuned_path is not None:
+        click.echo(write_settled(tuned_path, Store(store_path), tag, guard), err=True)
     pending = sum(1 for r in campaign.runs if r.pending)
     rows: list[dict[str, Any]] = []
     for name, est in state.estimates.items():
@@ -145,12 +165,15 @@ def status_command(store_path: Path, tag: str, fmt: str) -> None:
     if state.settled is None:
         click.echo(f"not settled: recommendation stays the default; needed: {state.needed}")
     elif rec == DEFAULT:
-        click.echo("settled: nothing better than the default; the default stays")
+        click.echo(f"settled: nothing better than the default; the default stays ({state.jobs}"
+                   f" production jobs; every {DRIFT_EVERY}th job re-runs the best candidate "
+                   "as a drift check)")
     else:
         assert gain is not None
         click.echo(f"settled: {rec} beats the default with probability >= "
                    f"{CONFIDENCE:.0%}, {1 / gain[1]:.2f}x so far ({state.jobs} production "
-                   "jobs)")
+                   f"jobs); exploration stopped, every {DRIFT_EVERY}th job re-runs the "
+                   "default as a drift check")
     click.echo(f"regret paid: {regret:.4g} s of I/O in exploring jobs against "
                "the default")
 

@@ -18,6 +18,25 @@ def _config(config_path: Path | None) -> Config | None:
     return load_config(path) if path is not None else None
 
 
+def _refuse_a_production_journal(store: Path) -> None:
+    """DataError naming the campaigns when ``store`` is a production journal: its jobs are
+    production runs of an application, which the report's figures (of dedicated tune and
+    probe runs) must not show as measurements of a kernel."""
+    from iotune.errors import DataError
+    from iotune.production.jobs import is_journal, job_rows
+    from iotune.store import Store
+
+    if not is_journal(Store(store)):
+        return
+    rows = job_rows(Store(store))
+    tags = list(dict.fromkeys(str(r["campaign"]) for r in rows))
+    raise DataError(f"--store {store}: a production journal ({len(rows)} production jobs of "
+                    f"campaign {', '.join(tags)}), not dedicated runs; 'iotune job status "
+                    f"--store {store} --tag {tags[0]}' shows a campaign and 'iotune results "
+                    f"--store {store}' its jobs; 'iotune report --tuned' shows a settled "
+                    "campaign's tuned file (--tuned of iotune job status)")
+
+
 @click.command("report")
 @config_option
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
@@ -102,6 +121,8 @@ def report_command(config_path: Path | None, store_path: Path | None, tuned_path
     if store_path is None and papers.without_store and store is not None and \
             not store.exists():
         store = None
+    if store is not None:
+        _refuse_a_production_journal(store)
     inputs = {"the tuned file": tuned_path, "the trace": trace_path,
               "the characterisation": characterization_path, "the proxy file": proxy_path,
               **{f"the Darshan log {log}": log for log in darshan_paths}}

@@ -29,6 +29,7 @@ from iotune.config import default_config_path
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
+from iotune.production.jobs import is_journal
 from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
 from iotune.settings.in_effect import row_not_in_effect
 from iotune.settings.values import describe_value
@@ -201,6 +202,9 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
     keep = _row_filter(cores, source_text)
     if export_path is not None:
         check_export(export_path, guard, force)
+    if is_journal(Store(path)):
+        _production_results(path, kernel, keep, include_failed, export_path, guard, force, fmt)
+        return
     if export_path is not None and export_path.suffix == ".csv":
         # Chunk by chunk: a store of millions of runs never becomes one DataFrame.
         written = write_output(export_path, lambda tmp: write_csv(
@@ -239,6 +243,45 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
                 _present(full, settings), _present(full, statuses, strip=EFFECT_PREFIX),
                 _present(full, hints, strip=IN_EFFECT_PREFIX)) or "-"
     emit(rows, fmt, rows=rows)
+
+
+def _production_results(path: Path, kernel: str | None, keep: Any, include_failed: bool,
+                        export_path: Path | None, guard: InUse, force: bool,
+                        fmt: str) -> None:
+    """``results`` of a production journal: one row per job, labelled production
+    (:func:`iotune.production.jobs.job_rows`); failed, running and lost jobs with
+    ``--failed``."""
+    import pandas as pd
+
+    from iotune.production.jobs import job_rows
+
+    if kernel:
+        raise ConfigError(f"--kernel: {path} is a production journal: its jobs run a "
+                          "campaign's application, not a kernel; --source 'campaign TAG' "
+                          "selects one campaign")
+    frame = pd.DataFrame(job_rows(Store(path)))
+    if not include_failed and not frame.empty:
+        frame = frame[frame["status"] == "ok"]
+    if keep is not None and not frame.empty:
+        frame = keep(frame.assign(cores=None)).drop(columns="cores")
+    if export_path is not None:
+        export_frame(frame, export_path, guard, force)
+        progress(f"iotune: wrote {len(frame)} production job rows to {export_path}")
+        return
+    if frame.empty:
+        progress(f"iotune: no finished production jobs in {path}" + (
+            " matching the filters" if keep else "") + ("" if include_failed else
+                                                          " (--failed shows the others)"))
+        return
+    rows = [{str(k): v for k, v in row.items() if not _missing(v)}
+            for row in frame.to_dict("records")]
+    progress(f"iotune: {path} is a production journal: {len(rows)} production job(s), "
+             "their I/O seconds as the job scripts gave them")
+    emit(rows, fmt, rows=rows)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
 def _row_filter(cores: int | None, source_text: str | None) -> Any:
@@ -311,14 +354,35 @@ def export_frame(frame: Any, path: Path, guard: InUse, force: bool) -> None:
               default=Path("iotune.yaml"), show_default=True, help="Where to write.")
 @click.option("--force", is_flag=True,
               help="Replace an existing file (never the store in use or its side files).")
-def init_command(output: Path, force: bool) -> None:
-    """Write a commented starter config (./iotune.yaml) to edit."""
+@click.option("--command", "launch_line", default=None, metavar="LAUNCH LINE",
+              help="The line that runs your program, e.g. 'mpiexec -n 2 ./prog args': the "
+                   "config tunes that program (a command kernel) at those ranks.")
+def init_command(output: Path, force: bool, launch_line: str | None) -> None:
+    """Write a commented starter config (./iotune.yaml) to edit.
+
+    \b
+    Example:
+      iotune init --command 'mpiexec -n 4 ./my_sim input.deck' -o iotune.yaml
+    """
+    import yaml
+
+    from iotune.config import build_config
+    from iotune.templates.command_config import command_config, parse_launch
+
+    text = starter_config() if launch_line is None else command_config(launch_line)
+    build_config(yaml.safe_load(text), output.absolute().parent)  # what is written loads
     guard = InUse.of(store_files(_store_in_use()))
     check_output_file(output, "config", option="-o", in_use=guard, force=True)
     if (output.exists() or output.is_symlink()) and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
-    write_output(output, starter_config(), "config", option="-o", in_use=guard, force=True)
-    progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+    write_output(output, text, "config", option="-o", in_use=guard, force=True)
+    if launch_line is None:
+        progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+    else:
+        ranks = parse_launch(launch_line).ranks
+        progress(f"iotune: wrote {output}; the program starts in its directory; check it "
+                 f"with 'iotune run -c {output} --cores {ranks} --dry-run', then "
+                 "'iotune train'")
 
 
 def _store_in_use() -> Path:

@@ -13,7 +13,7 @@ import yaml
 
 from iotune.apply import DEFAULT_DIRECTORY as APPLY_DIRECTORY
 from iotune.apply import FORMATS as APPLY_FORMATS
-from iotune.apply import load_tuned, render
+from iotune.apply import default_lines, load_tuned, render
 from iotune.backends import backend_class, make_backend
 from iotune.cli.common import (
     backend_options,
@@ -310,23 +310,30 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
 @click.argument("tuned_path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--shell", type=click.Choice(["bash"]), default="bash", show_default=True,
               help="Shell syntax of the printed lines.")
-@click.option("--format", "fmt", type=click.Choice(list(APPLY_FORMATS)), default="all",
-              show_default=True, help="Which mechanism to print.")
+@click.option("--format", "fmt", type=click.Choice(list(APPLY_FORMATS)), default="auto",
+              show_default=True,
+              help="Which mechanism to print: auto (what the MPI of mpiexec reads), all, or "
+                   "one by name.")
 @click.option("--dir", "directory", default=APPLY_DIRECTORY,
               help="Output directory for lfs setstripe, as a shell word (default: "
                    "$OUTPUT_DIR, failing with a clear line when it is not set).")
 def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> None:
     """Print the job-script lines that apply a tuned configuration.
 
+    The lines write the settings' files and define the shell function iotune_run, which
+    gives the settings to the program's launch alone.
+
     \b
     Example:
-      iotune apply tuned.yaml --format cray >> job.sh
+      iotune apply tuned.yaml >> job.sh
+      echo 'iotune_run srun ./app input.deck' >> job.sh
     """
     tuned = load_tuned(tuned_path)
     if not tuned["settings"]:
         reason = f" ({tuned['reason']})" if tuned.get("reason") else ""
         progress(f"iotune: {tuned_path}: the default configuration is recommended{reason}; "
                  "nothing to change in the job script")
+        click.echo(default_lines(tuned, python=fmt == "h5py"))
         return
     click.echo(render(tuned, fmt, directory=directory))
 

@@ -188,3 +188,48 @@ def regret_paid(campaign: Campaign, state: Assessment) -> float:
 def env_job_id() -> str | None:
     """:func:`job_id_from_env` of this process's environment."""
     return job_id_from_env(os.environ)
+
+
+#: The ``backend`` and ``provenance`` of a production job's row in ``iotune results``.
+PRODUCTION = "production"
+
+
+def is_journal(store: Store) -> bool:
+    """Whether ``store`` is a production journal (its first record is a production job's;
+    ``iotune job`` keeps journals apart from the stores of dedicated runs)."""
+    if not store.exists():
+        return False
+    first = next(iter(store.iter_records()), None)
+    return first is not None and first.get("kind") == KIND
+
+
+def job_rows(store: Store, now: datetime | None = None) -> list[dict[str, Any]]:
+    """One row per job of every campaign in ``store``, in start order, labelled as a
+    production job: ``recorded_at`` (its start), ``campaign``, ``job_id``, ``role``,
+    ``config``, ``backend`` and ``provenance`` ``production``, ``source`` (``production
+    jobs of campaign TAG``), ``status`` (``ok``, ``failed``, ``running`` or ``lost``: a
+    start with no finish, see :data:`PENDING_HOURS`), ``io_seconds``, and each setting."""
+    now = now or datetime.now(UTC)
+    starts: dict[tuple[str, str], dict[str, Any]] = {}
+    ends: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in store.iter_records() if store.exists() else ():
+        if record.get("kind") != KIND:
+            continue
+        key = (str(record.get("tag")), str(record.get("job_id")))
+        (starts if record.get("event") == "start" else ends).setdefault(key, record)
+    rows = []
+    for (tag, job_id), start in starts.items():
+        end = ends.get((tag, job_id))
+        if end is None:
+            age = now - datetime.fromisoformat(str(start["recorded_at"]))
+            state = "running" if age.total_seconds() / 3600 < PENDING_HOURS else "lost"
+        else:
+            state = str(end.get("status"))
+        rows.append({"recorded_at": start.get("recorded_at"), "campaign": tag,
+                     "job_id": job_id, "role": start.get("role"),
+                     "config": start.get("config"), "backend": PRODUCTION,
+                     "provenance": PRODUCTION, "source": f"production jobs of campaign {tag}",
+                     "status": state,
+                     "io_seconds": end.get("io_seconds") if end is not None else None,
+                     **dict(start.get("settings") or {})})
+    return rows

@@ -44,27 +44,32 @@ def test_every_format(tmp_path):
     assert ('lfs setstripe -c 64 -S 8388608 "${OUTPUT_DIR:?set OUTPUT_DIR to the directory '
             'the program writes to}"') in render(tuned, "lustre")
     romio = render(tuned, "romio")
-    shown = _run_lines(romio, tmp_path, 'echo "$ROMIO_HINTS"')
-    assert shown.strip() == str(tmp_path / "iotune-romio-hints")
+    # The program's launch gets the variable; the job script itself does not.
+    shown = _run_lines(romio, tmp_path, "iotune_run printenv ROMIO_HINTS",
+                       'echo "after: ${ROMIO_HINTS-unset}"')
+    assert shown.splitlines() == [str(tmp_path / "iotune-romio-hints"), "after: unset"]
     assert sorted((tmp_path / "iotune-romio-hints").read_text().splitlines()) == [
         "cb_nodes 64", "romio_cb_write enable", "striping_factor 64", "striping_unit 8388608"]
-    assert ("export MPICH_MPIIO_HINTS='*:cb_nodes=64:romio_cb_write=enable:striping_factor=64:"
-            "striping_unit=8388608'") in render(tuned, "cray")
-    assert "export IOR_HINT__MPI__cb_nodes=64" in render(tuned, "ior")
+    assert ("MPICH_MPIIO_HINTS='*:cb_nodes=64:romio_cb_write=enable:striping_factor=64:"
+            "striping_unit=8388608' \"$@\"; }") in render(tuned, "cray")
+    assert " IOR_HINT__MPI__cb_nodes=64 " in render(tuned, "ior")
     h5 = render(tuned, "h5py")
     assert "info.Set('cb_nodes', '64')" in h5
     assert "fapl.set_alignment(1, 1048576)" in h5
     preload = render(tuned, "preload", library=_library(tmp_path))
-    writes = "\n".join(line for line in preload.splitlines()
-                       if line.startswith(("printf", "export IOTUNE_SETTINGS")))
-    shown = _run_lines(writes, tmp_path, 'echo "$IOTUNE_SETTINGS"')
-    assert shown.strip() == str(tmp_path / "iotune-preload-settings")
+    (tmp_path / "sub").mkdir()
+    shown = _run_lines(preload, tmp_path, "cd sub",  # the files are found from anywhere
+                       "iotune_run printenv IOTUNE_SETTINGS LD_PRELOAD",
+                       'echo "after: ${IOTUNE_SETTINGS-unset} ${LD_PRELOAD-unset}"')
+    assert shown.splitlines() == [str(tmp_path / "iotune-preload-settings"),
+                                  str(_library(tmp_path)), "after: unset unset"]
     body = (tmp_path / "iotune-preload-settings").read_text().splitlines()
     assert "hint:cb_nodes=64" in body and "hdf5:alignment=1048576" in body
-    assert f"export LD_PRELOAD={_library(tmp_path)}" in preload
+    assert "export" not in preload
 
 
-@pytest.mark.parametrize("fmt", ["all", "lustre", "romio", "cray", "ior", "preload", "h5py"])
+@pytest.mark.parametrize("fmt", ["auto", "all", "lustre", "romio", "cray", "ior", "preload",
+                                 "h5py"])
 def test_every_format_parses(tmp_path, fmt):
     lines = render(load_tuned(_tuned(tmp_path)), fmt, library=_library(tmp_path))
     if fmt == "h5py":  # Python for the program's own code
@@ -131,8 +136,8 @@ def test_a_missing_preload_library_fails_the_job_in_one_line(tmp_path):
 def test_apply_resolves_the_preload_library_to_an_absolute_path(tmp_path):
     out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path)), "--format", "preload"])
     assert out.exit_code == 0, out.output
-    line = next(x for x in out.output.splitlines() if x.startswith("export LD_PRELOAD="))
-    library = line.split("=", 1)[1].split('"', 1)[0]
+    line = next(x for x in out.output.splitlines() if x.startswith("iotune_run()"))
+    library = line.split("LD_PRELOAD=", 1)[1].split('"', 1)[0]
     assert library.startswith("/") and Path(library).is_file()
 
 
@@ -175,11 +180,9 @@ def test_rendered_lines_quote_every_value_even_unchecked_ones(tmp_path, fmt):
             assert "\n" in value and str(exc).startswith("settings: ")
             assert "has a control character ('\\n')" in str(exc)
             continue
-        if fmt == "preload":
-            lines = "\n".join(x for x in lines.splitlines() if not x.startswith("export LD_"))
         check = subprocess.run(["bash", "-n", "-c", lines], capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
-        _run_lines(lines, tmp_path)
+        _run_lines(lines, tmp_path, "iotune_run true")
         assert not (tmp_path / "PWNED").exists()
         written = {"romio": "iotune-romio-hints", "preload": "iotune-preload-settings"}
         if fmt in written and "\n" not in value:
@@ -189,7 +192,64 @@ def test_rendered_lines_quote_every_value_even_unchecked_ones(tmp_path, fmt):
 def test_apply_cli(tmp_path):
     out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path)), "--format", "cray"])
     assert out.exit_code == 0, out.output
-    assert out.output.count("MPICH_MPIIO_HINTS") == 1
+    assert out.output.count("MPICH_MPIIO_HINTS='") == 1
+
+
+def _env_words(lines: str) -> list[str]:
+    """The variable names the printed ``iotune_run`` gives the program."""
+    body = next(x for x in lines.splitlines() if x.startswith("iotune_run()"))
+    return [w.split("=", 1)[0] for w in body.split("{ ", 1)[1].split() if "=" in w]
+
+
+@pytest.mark.parametrize(("flavour", "names", "why"), [
+    ("mpich", ["ROMIO_HINTS"], "# MPICH (mpiexec --version) reads MPI-IO hints from the "
+                               "ROMIO_HINTS file; --format all prints every mechanism"),
+    ("openmpi", ["ROMIO_HINTS", "OMPI_MCA_io"], "# Open MPI (mpiexec --version) reads the "
+     "ROMIO_HINTS file in its ROMIO layer, selected for the program (OMPIO ignores hints)"),
+    ("unknown", ["ROMIO_HINTS", "MPICH_MPIIO_HINTS"], "# MPI not identified"),
+])
+def test_auto_prints_the_mechanism_the_mpi_in_use_reads(tmp_path, flavour, names, why):
+    doc = dict(TUNED, settings={"cb_nodes": 4, "romio_cb_write": "disable"})
+    lines = render(load_tuned(_tuned(tmp_path, doc)), "auto", flavour=flavour)
+    assert _env_words(lines) == names
+    assert lines.splitlines()[1].startswith(why)
+    assert "lfs" not in lines and "IOR_HINT" not in lines  # no striping tuned, not IOR
+    shown = _run_lines(lines, tmp_path, "iotune_run printenv ROMIO_HINTS")
+    assert shown.strip() == str(tmp_path / "iotune-romio-hints")
+
+
+def test_auto_adds_striping_ior_variables_and_the_preload_library_where_they_apply(tmp_path):
+    tuned = load_tuned(_tuned(tmp_path, dict(TUNED, kernel="ior")))
+    lines = render(tuned, "auto", library=_library(tmp_path), flavour="mpich")
+    assert "lfs setstripe -c 64 -S 8388608" in lines  # stripe_count tuned
+    words = _env_words(lines)
+    assert words[0] == "ROMIO_HINTS" and words[-2:] == ["IOTUNE_SETTINGS", "LD_PRELOAD"]
+    assert sorted(words[1:-2]) == ["IOR_HINT__MPI__cb_nodes", "IOR_HINT__MPI__romio_cb_write",
+                                   "IOR_HINT__MPI__striping_factor",
+                                   "IOR_HINT__MPI__striping_unit"]
+    assert "IOR_HINT__MPI__ variables, read by IOR" in lines.splitlines()[1]
+    program = {"settings": {"cb_nodes": 2}, "kernel": "command",
+               "kernel_args": {"command": "./app", "preload": "no"}}
+    assert _env_words(render(program, "auto", flavour="mpich")) == ["ROMIO_HINTS"]
+    program["kernel_args"] = {"command": "./app", "preload": "auto"}
+    assert _env_words(render(program, "auto", library=_library(tmp_path),
+                             flavour="mpich")) == ["ROMIO_HINTS", "IOTUNE_SETTINGS",
+                                                   "LD_PRELOAD"]
+
+
+def test_apply_detects_the_mpi_and_prints_the_default_as_a_launch_unchanged(tmp_path):
+    from iotune.execution.launchers import detect_mpi_flavour
+
+    doc = dict(TUNED, settings={"cb_nodes": 4})
+    out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path, doc))])
+    assert out.exit_code == 0, out.output
+    expected = {"mpich": "# MPICH", "openmpi": "# Open MPI", "unknown": "# MPI not identified"}
+    assert out.stdout.splitlines()[1].startswith(expected[detect_mpi_flavour()])
+    default = dict(TUNED, settings={}, recommendation="default")
+    out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path, default))])
+    assert out.exit_code == 0, out.output
+    assert "the default configuration is recommended" in out.stderr
+    assert _run_lines(out.stdout, tmp_path, "iotune_run echo ran").strip() == "ran"
 
 
 def test_apply_rejects_a_non_tuned_file(tmp_path):

@@ -22,9 +22,8 @@ import yaml
 from click.testing import CliRunner
 
 from iotune.cli.main import cli
-from iotune.preload import LIBRARY_ENV, OUT_ENV, build_library
+from iotune.preload import LIBRARY_ENV, OUT_ENV
 
-PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT_S = 120
 SETTINGS = {"cb_buffer_size": "4MiB", "romio_cb_write": "disable", "romio_ds_write": "disable",
             "stripe_count": 4, "alignment": "1MiB"}
@@ -50,25 +49,6 @@ def tuned_file(tmp_path: Path, kernel: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def show_hints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("programs") / "show_hints"
-    done = subprocess.run(["mpicc", "-Wall", "-Werror", "-O2", "-o", str(out),
-                           str(PROGRAMS / "show_hints.c")], capture_output=True, text=True,
-                          timeout=TIMEOUT_S, check=False)
-    assert done.returncode == 0, done.stderr
-    return out
-
-
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The preload library, built where ``apply`` will find it."""
-    target = tmp_path_factory.mktemp("preload") / "libiotune_preload.so"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(LIBRARY_ENV, str(target))
-        return build_library()
-
-
 def apply_lines(tuned: Path, fmt: str, library: Path) -> str:
     result = CliRunner().invoke(cli, ["apply", str(tuned), "--format", fmt],
                                 env={LIBRARY_ENV: str(library)})
@@ -81,13 +61,16 @@ def apply_lines(tuned: Path, fmt: str, library: Path) -> str:
 
 
 def run_job(tmp_path: Path, lines: str, program: list[str], path: str = "/usr/bin:/bin",
-            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """A job script: the lines, then ``mpiexec -n 2 program``; run in tmp_path."""
+            extra_env: dict[str, str] | None = None,
+            after: str = "") -> subprocess.CompletedProcess[str]:
+    """A job script: the lines, then ``iotune_run mpiexec -n 2 program`` (``mpiexec`` alone
+    without lines), then ``after``; run in tmp_path."""
     output = tmp_path / "out"
     output.mkdir(exist_ok=True)
     script = tmp_path / "job.sh"
-    script.write_text("#!/bin/bash\nset -euo pipefail\n" + lines + "\n\n"
-                      + "mpiexec -n 2 " + " ".join(program) + "\n")
+    launch = ("iotune_run " if lines else "") + "mpiexec -n 2 " + " ".join(program)
+    script.write_text("#!/bin/bash\nset -euo pipefail\n" + lines + "\n\n" + launch + "\n"
+                      + after + "\n")
     env = {"PATH": path, "HOME": str(tmp_path), "OUTPUT_DIR": str(output),
            **(extra_env or {})}
     return subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True,
@@ -113,6 +96,24 @@ def test_the_programs_file_has_the_tuned_hints(tmp_path, show_hints, library, ke
     if fmt == "all":  # no lfs here: said once, and the job went on
         assert "iotune: no lfs command (not a Lustre system): striping not applied" \
             in job.stderr
+
+
+@pytest.mark.mpi
+def test_a_tool_run_after_the_program_sees_none_of_the_settings(tmp_path, show_hints,
+                                                                library):
+    # An h5dump after the program used to run under the exported LD_PRELOAD and settings.
+    with h5py.File(tmp_path / "small.h5", "w") as f:
+        f["x"] = [1, 2, 3]
+    lines = apply_lines(tuned_file(tmp_path, "command"), "all", library)
+    job = run_job(tmp_path, lines, [str(show_hints), '"$OUTPUT_DIR/out.dat"'],
+                  after='echo "-- after the program" >&2\nh5dump -d /x small.h5\n'
+                        'env | grep -E "^(LD_PRELOAD|IOTUNE_|ROMIO_HINTS|MPICH_MPIIO|IOR_HINT)"'
+                        ' || echo "no settings after the program"')
+    assert job.returncode == 0, job.stderr
+    assert {k: printed(job.stdout, "hint").get(k) for k in IN_EFFECT} == IN_EFFECT
+    assert "(0): 1, 2, 3" in job.stdout
+    assert job.stdout.rstrip().endswith("no settings after the program")
+    assert "iotune preload" not in job.stderr.split("-- after the program", 1)[1]
 
 
 @pytest.mark.mpi

@@ -144,4 +144,4 @@ def test_a_minimal_hand_written_file_loads(tmp_path):
     result = invoke("apply", str(path), "--format", "cray")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "# iotune tuned settings"
-    assert "export MPICH_MPIIO_HINTS='*:cb_nodes=2'" in result.stdout
+    assert "iotune_run() { MPICH_MPIIO_HINTS='*:cb_nodes=2' \"$@\"; }" in result.stdout

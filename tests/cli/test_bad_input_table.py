@@ -21,6 +21,11 @@ SIM = ("--backend", "sim", "--system", "hopper")
 GOOD_CONFIG = ("store: st.jsonl\nbackend: {name: sim}\nspace: {cb_nodes: [1, 2]}\n"
                "train: {scales: [{cores: 2}]}\n")
 GOOD_TUNED = "kernel: vpic\ncores: 4\nsettings: {cb_nodes: 2}\n"
+#: A production journal's one line: job 1 of campaign x started.
+PRODUCTION_JOB = ('{"kind": "production_job", "event": "start", "tag": "x", "job_id": "1", '
+                  '"config": "default", "settings": {}, "role": "baseline", "schema_version": 1, '
+                  '"id": "0123456789abcdef0123456789abcdef", '
+                  '"recorded_at": "2026-01-01T00:00:00+00:00"}\n')
 GOOD_CSV = "cores,cb_nodes,write_time\n4,,2.0\n4,1,1.5\n4,2,1.0\n4,,2.1\n"
 
 
@@ -255,6 +260,20 @@ CASES = [
     # init, report, fit, predict
     case("init", "-o", "good.yaml", says=("good.yaml", "already exists")),
     case("init", "-o", "nodir/x.yaml", says=("nodir", "does not exist")),
+    case("init", "-o", "new.yaml", "--command", "./prog", says=("--command",
+                                                                "does not start with a launcher")),
+    case("init", "-o", "new.yaml", "--command", "mpiexec ./prog",
+         says=("--command", "does not give the ranks (-n N)")),
+    case("init", "-o", "new.yaml", "--command", "mpiexec -n 0 ./prog",
+         says=("--command", "-n '0' is not a positive whole number")),
+    case("init", "-o", "new.yaml", "--command", "mpiexec -n 2 --bind-to core ./prog",
+         says=("--command", "launcher option '--bind-to' is not understood")),
+    case("init", "-o", "new.yaml", "--command", "srun -n 2",
+         says=("--command", "names no program")),
+    case("init", "-o", "new.yaml", "--command", "mpiexec -n 2 ./prog {nope}",
+         says=("kernel.command", "placeholders are")),
+    case("init", "-o", "good.yaml", "--command", "mpiexec -n 2 ./prog",
+         says=("good.yaml", "already exists")),
     case("report", "--store", "st.jsonl", "-o", "st.jsonl", says=("-o st.jsonl", "store")),
     case("report", "--store", "st.jsonl", "-o", "/", says=("-o /", "file-system root")),
     case("report", "--store", "st.jsonl", "--tuned", "text.txt", "-o", "rep",
@@ -305,6 +324,17 @@ CASES = [
          says=("--job-id", "was not started")),
     case("job", "status", "--tag", "x", "--store", "bin.dat",
          says=("bin.dat", "not an iotune store")),
+    case("job", "status", "--tag", "x", "--tuned", "good.yaml",
+         says=("--tuned good.yaml", "holds an iotune config, not a tuned configuration")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3", "--tuned",
+         "text.txt", says=("--tuned text.txt", "not a tuned configuration")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--format", "h5py",
+         says=("'--format'", "'h5py' is not one of")),
+    case("results", "--store", "prod.jsonl", "--kernel", "vpic",
+         says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
+    case("report", "--store", "prod.jsonl", "-o", "rep",
+         says=("--store prod.jsonl", "a production journal (1 production jobs of campaign "
+               "x)"), prod_jsonl=PRODUCTION_JOB),
 ]
 
 

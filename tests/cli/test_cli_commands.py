@@ -118,3 +118,19 @@ def test_init_writes_a_config_that_loads(tmp_path, monkeypatch):
     again = invoke("init")
     assert again.exit_code == 2 and "already exists; pass --force" in again.output
     assert yaml.safe_load((tmp_path / "iotune.yaml").read_text())["schema_version"] == 1
+
+
+def test_init_command_parses_the_launch_line_into_a_space_that_can_take_effect(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = invoke("init", "-o", "app.yaml", "--command",
+                 "srun -N 2 --ntasks=16 ./sim 'in put.deck' -o {scratch}/x.h5")
+    assert out.exit_code == 0, out.output
+    config = load_config(tmp_path / "app.yaml")
+    assert config.kernel.name == "command" and config.system.launcher == "srun"
+    assert config.kernel.args["command"] == "./sim 'in put.deck' -o '{scratch}/x.h5'"
+    assert config.system.cores_per_node == 8 and config.system.aggregators_per_node == 8
+    space = dict(config.space.values)
+    assert space["cb_config_list"] == ("*:8",)  # ROMIO's default *:1 would cap cb_nodes at 2
+    assert space["cb_nodes"] == (1, 2, 4, 8, 16)
+    assert [s.cores for s in config.train.scales] == [16]

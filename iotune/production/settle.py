@@ -1,0 +1,66 @@
+"""A settled campaign's recommendation, written as a tuned file (``--tuned FILE``).
+
+Once the rule settles (:func:`iotune.production.rule.assess`), the recommendation is what
+a job script that stops exploring should run: :func:`tuned_document` makes it a tuned file
+(:mod:`iotune.tuned`, read by ``iotune apply``) with provenance ``N production jobs``;
+:func:`write_settled` writes it atomically while holding the journal's lock, so two jobs
+finishing at once leave the file of the later state, whole. A campaign not settled (or
+reopened by a drift check) leaves the file as it is: a recommendation is written only
+when settled, never guessed from an unfinished comparison.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from iotune import __version__
+from iotune.execution.outputs import InUse, write_output
+from iotune.production.jobs import DEFAULT, Campaign, status
+from iotune.production.rule import CONFIDENCE, Assessment
+from iotune.store import Store, now_iso
+from iotune.tuned import check_tuned
+from iotune.ui.output import to_plain
+
+
+def tuned_document(campaign: Campaign, state: Assessment) -> dict[str, Any] | None:
+    """The tuned file of a settled campaign (None: not settled): the recommended settings
+    (none for the default), ``recommendation`` ``tuned`` or ``default``, the gain and why,
+    with provenance ``N production jobs``."""
+    if state.settled is None:
+        return None
+    doc: dict[str, Any] = {
+        "schema_version": 1, "iotune_version": __version__, "created_at": now_iso(),
+        # The application a campaign's jobs run is a user's program: the command kernel.
+        "kernel": "command", "provenance": f"{state.jobs} production jobs",
+    }
+    if state.settled == DEFAULT:
+        doc.update(recommendation="default", settings={}, speedup=1.0,
+                   reason=f"campaign {campaign.tag}: no candidate is plausibly better than "
+                          f"the default after {state.jobs} production jobs")
+        return check_tuned(doc)
+    ratio = state.estimates[state.settled].ratio
+    assert ratio is not None  # settled on a configuration with runs
+    doc.update(recommendation="tuned", settings=dict(campaign.settings[state.settled]),
+               speedup=round(1 / ratio[1], 4), confidence=CONFIDENCE,
+               reason=f"campaign {campaign.tag}: {state.settled} beats the default with "
+                      f"probability >= {CONFIDENCE:.0%} over {state.jobs} production jobs")
+    return check_tuned(doc)
+
+
+def write_settled(path: Path, store: Store, tag: str, in_use: InUse) -> str:
+    """Write the recommendation of campaign ``tag`` to the tuned file ``path`` when it is
+    settled, under the journal's lock (``in_use``: the files an output never replaces, the
+    journal's); returns one line saying what was done."""
+    import yaml
+
+    with store.exclusive():
+        campaign, state = status(store, tag)
+        doc = tuned_document(campaign, state)
+        if doc is None:
+            return f"iotune: {path} unchanged: campaign {tag} has not settled"
+        write_output(path, yaml.safe_dump(to_plain(doc), sort_keys=False), "tuned",
+                     option="--tuned", in_use=in_use)
+    what = ("nothing better, the default stays" if doc["recommendation"] == "default"
+            else f"{state.settled}, {doc['speedup']:.2f}x")
+    return f"iotune: wrote {path}: {what} ({doc['provenance']})"
