@@ -25,10 +25,13 @@ IN_EFFECT = {"cb_buffer_size": "4194304", "romio_cb_write": "disable", "cb_nodes
 
 
 def job(tmp_path: Path, ior: str, lines: str) -> dict[str, str]:
-    """Run a bash job script of ``lines`` then IOR at 2 ranks; the hints IOR showed."""
+    """Run a bash job script of ``lines`` then IOR at 2 ranks, launched through the
+    ``iotune_run`` function the lines define (as a user's launch line is); the hints IOR
+    showed."""
     script = tmp_path / "job.sh"
+    launch = "iotune_run " if lines else ""
     script.write_text("set -euo pipefail\n" + lines + "\n"
-                      f"mpiexec -n 2 {ior} -a MPIIO -c -w -e -b 4k -t 4k -s 16 "
+                      f"{launch}mpiexec -n 2 {ior} -a MPIIO -c -w -e -b 4k -t 4k -s 16 "
                       f"-o {tmp_path / 'ior.dat'} --mpiio.showHints\n")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ROMIO_", "IOR_HINT", "IOTUNE_SETTINGS", "MPICH_MPIIO"))}
