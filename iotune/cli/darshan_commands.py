@@ -237,15 +237,18 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
     \b
     LOG is a Darshan log with DXT records or a darshan-dxt-parser text dump. A phase is
     the ranks' runs of consecutive operations of one kind and request size, without a
-    pause longer than --gap, that happen at the same time (see docs/darshan.md).
+    pause longer than --gap, that happen at the same time; a phase done again is one
+    phase with its repetitions counted; MPI-IO phases say whether they were collective
+    and blocking (see docs/darshan.md).
     """
     from iotune.darshan.phases import trace_phases
 
     found = trace_phases(log, module, gap)
     data = found.document(show_all)
-    columns = ["phase", "op", "request_size", "pattern", "file", "ranks", "per_rank", "weight",
-               "start_s", "duration_s"]
-    head = (f"{log}: {len(found.phases)} phases in {found.module}"
+    columns = ["phase", "op", "request_size", "pattern", "file", "access", "blocking", "ranks",
+               "reps", "per_rank", "weight", "start_s", "duration_s"]
+    head = (f"{log}: {len(found.phases)} phases ({len(found.occurrences)} occurrences) "
+            f"in {found.module}"
             + ("" if show_all else f", {len(data['phases'])} relevant (--all shows every one)"))
     emit(data, fmt, text=head + "\n" + render_table(data["phases"], columns))
 
@@ -353,7 +356,7 @@ def estimate_command(log: Path, characterization: Path, module: str, gap: float,
         lines.append(f"log counters (per rank)  {total['counters_s']:.4g} s, relative error "
                      + (f"{total['counters_error_pct']:.1f}%"
                         if total["counters_error_pct"] is not None else "n/a"))
-    columns = ["phase", "op", "request_size", "file", "ranks", "weight_bytes",
+    columns = ["phase", "op", "request_size", "file", "access", "ranks", "reps", "weight_bytes",
                "bandwidth_MiB_s", "estimated_s", "measured_s", "error_pct", "bandwidth_from"]
     emit(data, fmt, text=render_table(rows, columns) + "\n\n" + "\n".join(lines))
 
