@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 import pandas as pd
+from quick_mode import add_quick, apply_quick
 
 from iotune.model import Model, fit_model
-from quick_mode import add_quick, apply_quick
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"predict \d+ configurations with \d+ terms over \d+ parameters: [0-9.]+ s"

@@ -15,11 +15,11 @@ import time
 
 import numpy as np
 import pandas as pd
+from quick_mode import add_quick, apply_quick
 
 from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.settings.units import MIB
 from iotune.sim import simulate_times
-from quick_mode import add_quick, apply_quick
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"sim_speed: \d+ configurations on .* configurations/s; target < 1 s for 100000"

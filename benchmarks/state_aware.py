@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from quick_mode import add_quick, apply_quick
 
 from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import Pattern, load_system, model_breakdown, paper_space, simulate_times
@@ -48,7 +49,6 @@ from iotune.variability import (
     simulated_probe_latencies,
     simulated_probe_latency,
 )
-from quick_mode import add_quick, apply_quick
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"probe tags agreeing with the true state: [0-9.]+%; elapsed"

@@ -53,6 +53,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from quick_mode import add_quick, apply_quick
+
 from iotune.backends import backend_class
 from iotune.config import Config, load_config
 from iotune.kernel_args import APIS
@@ -60,7 +62,6 @@ from iotune.settings.units import MIB
 from iotune.settings.values import config_key
 from iotune.store import SCHEMA_VERSION
 from iotune.store.cache import cache_path
-from quick_mode import add_quick, apply_quick
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"store_scale: \d+ timed runs, 0 failed"
