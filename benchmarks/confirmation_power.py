@@ -67,7 +67,8 @@ from landscapes_lib import (  # noqa: E402
 )
 from quick_mode import add_quick, apply_quick  # noqa: E402
 
-#: Outside the repository: the docs say to pass ``--data``.
+#: Outside the repository: the docs say to pass ``--data`` (a CSV).
+DATA_OPTION = ("--data", "csv")
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes" / "ior_64ranks.csv"
 #: The line a run ends with (``--quick`` included; the real tune's row, or the bound's
 #: oracle row with --tune-seeds 0); tests/benchmarks checks it.

@@ -43,6 +43,8 @@ sys.path.insert(0, str(HERE))
 from landscapes_lib import open_backend  # noqa: E402
 from quick_mode import add_quick, apply_quick  # noqa: E402
 
+#: The production runs are outside the repository: the docs pass ``--data`` (a CSV).
+DATA_OPTION = ("--data", "csv")
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = (r"summary: correct \d+/\d+; slower jobs [0-9.]+%; settled after [0-9.]+ jobs "
            r"\(median\); regret -?[0-9.]+%")

@@ -56,7 +56,8 @@ from landscapes_lib import (  # noqa: E402
 )
 from quick_mode import add_quick, apply_quick  # noqa: E402
 
-#: Outside the repository: the docs say to pass ``--data-dir``.
+#: Outside the repository: the docs say to pass ``--data-dir`` (a folder of CSVs).
+DATA_OPTION = ("--data-dir", "dir")
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "production"
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"(PASS|FAIL)  budget \d+: missed <= 20% over judged files"

@@ -6,8 +6,10 @@ the docs name and check that it still works and prints its summary line. Numbers
 quick run are not the documented figures.
 
 Each script calls :func:`add_quick` on its parser and :func:`apply_quick` on the parsed
-arguments with its small values; an option given on the command line keeps its value
-unless it equals the option's default. Each script's ``SUMMARY`` is a regular expression
+arguments with its small values: the options that make a run long (sizes, repetitions,
+seeds, budgets) take them whatever the command line says, so a documented command stays
+quick; the options given in ``if_default`` (a choice of what to run) take them only when
+left at their default. Each script's ``SUMMARY`` is a regular expression
 its output matches at the end of a run, quick or not (the line the docs show).
 """
 
@@ -25,11 +27,15 @@ def add_quick(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def apply_quick(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                if_default: dict[str, Any] | None = None,
                 **small: Any) -> argparse.Namespace:
-    """With ``--quick``, set each option named in ``small`` that was left at its default
-    to the small value; without it, ``args`` unchanged."""
+    """With ``--quick``, set each option named in ``small`` to its small value, and each
+    named in ``if_default`` that was left at its default to its value there; without
+    ``--quick``, ``args`` unchanged."""
     if getattr(args, "quick", False):
         for name, value in small.items():
+            setattr(args, name, value)
+        for name, value in (if_default or {}).items():
             if getattr(args, name) == _parsed_default(parser, name):
                 setattr(args, name, value)
     return args

@@ -92,7 +92,8 @@ from landscapes_lib import (
 from quick_mode import add_quick, apply_quick
 
 HERE = Path(__file__).resolve().parent
-#: Outside the repository: the docs say to pass ``--data``.
+#: Outside the repository: the docs say to pass ``--data`` (a folder of CSVs).
+DATA_OPTION = ("--data", "dir")
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes"
 #: The line a run ends with (``--quick`` included; with --format csv on stderr);
 #: tests/benchmarks checks it.
@@ -468,7 +469,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     add_quick(parser, "one seed, budget 6, the default strategy and random, no noise "
                       "variant")
     return apply_quick(parser, parser.parse_args(argv), seeds=1, budgets="6",
-                       strategies=f"{default_strategy()},random", noise_variants="none")
+                       noise_variants="none",
+                       if_default={"strategies": f"{default_strategy()},random"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

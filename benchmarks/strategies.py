@@ -82,7 +82,7 @@ STRATEGIES = ("model", "genetic", "random", "exhaustive", "tpe")
 SCALES = (512, 2048, 8192)
 BUDGETS = (10, 20, 30, 60)
 #: Configurations per scale --quick --record-local records (once each, at 2 and 4 ranks).
-QUICK_RECORDED = 2
+QUICK_RECORDED = 3
 #: The line a run ends with (``--quick`` included; with --format csv the verdicts go to
 #: stderr); tests/benchmarks checks it.
 SUMMARY = r"verdict .*: (model-guided with \d+ runs|not checked)"
@@ -667,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--record-repetitions", type=int, default=3,
                         help="repetitions per configuration when recording (default 3)")
     args = apply_quick(parser, parser.parse_args(argv), seeds=2, budgets=[30], long_budget=0,
-                       strategies="model,genetic,random")
+                       if_default={"strategies": "model,genetic,random"})
     seeds = list(range(args.seeds if args.seeds is not None else 20))
     scales = args.scales[:1] if args.quick else args.scales
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
