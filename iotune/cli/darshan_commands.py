@@ -177,12 +177,19 @@ def match_command(log: Path, class_index: int | None, threshold: float,
 @click.option("--max-bytes-per-rank", default=None, metavar="BYTES",
               help="Only consider configurations writing at most this much per rank.")
 @_min_similarity_option
+@click.option("--run", "run_it", is_flag=True,
+              help="Run the proxy for real (its system calls traced with strace) and print "
+                   "the similarity measured from what it did beside the predicted one.")
+@click.option("--run-ranks", type=click.IntRange(min=1), default=None,
+              help="Ranks of the --run (default 2, never more than the proxy's).")
+@config_option
 @format_option(choices=FORMATS)
 def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
                   class_index: int | None,
                   threshold: float, ignored: tuple[str, ...], population: int,
                   generations: int, seed: int, max_bytes_per_rank: str | None,
-                  min_similarity: float, fmt: str) -> None:
+                  min_similarity: float, run_it: bool, run_ranks: int | None,
+                  config_path: Path | None, fmt: str) -> None:
     """Find the kernel configuration whose signature is most like the application's.
 
     \b
@@ -191,7 +198,8 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
     of analytic kernel signatures to the application's. Writes a proxy file to tune:
       iotune proxy app.darshan -o proxy.yaml
       iotune tune --kernel proxy.yaml --cores 4
-    Below --min-similarity it warns and names the features it matches least.
+    Below --min-similarity it warns and names the features it matches least. --run then
+    runs the proxy (at --run-ranks) and measures the similarity of what it really did.
     """
     from iotune.darshan.proxy import find_proxy, write_proxy
     from iotune.darshan.search import SEARCH_KERNELS, SearchOptions
@@ -201,7 +209,12 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
     check_output_file(output, "proxy", option="-o", in_use=guard, force=force)
     cap = None if max_bytes_per_rank is None else _byte_size(max_bytes_per_rank,
                                                               "--max-bytes-per-rank")
+    if run_it:
+        from iotune.darshan.measured import find_strace
+
+        find_strace()  # before the search: a missing prerequisite is said first
     target = signature_target(log, threshold, class_index, ignored)
+    config = resolve_config(config_path) if run_it else None
     kernels = SEARCH_KERNELS if kernel_choice == "auto" else (kernel_choice,)
     options = SearchOptions(population=population, generations=generations, seed=seed,
                             max_bytes_per_rank=cap)
@@ -213,6 +226,20 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
         progress(f"iotune: warning: {warning}")
     data = {**found.document, "output": str(output), "search": found.search_rows(),
             "warning": warning}
+    measured_text = ""
+    if config is not None:
+        from iotune.darshan.measured import DEFAULT_RUN_RANKS, compare, run_proxy
+
+        ranks = min(run_ranks or DEFAULT_RUN_RANKS, found.candidate.ranks)
+        progress(f"iotune: running the proxy at {ranks} ranks under strace")
+        data["measured"] = compare(target.chosen.vector, target.mask, found.candidate,
+                                   run_proxy(found.candidate, config, ranks))
+        m = data["measured"]
+        measured_text = (
+            f"\n\nran at {m['ranks']} ranks (MEASURED: its POSIX requests traced): similarity "
+            f"to the application over {len(m['features'])} POSIX features: predicted "
+            f"{m['predicted_similarity']:.4f}, measured {m['measured_similarity']:.4f} "
+            f"(the run against its analytic signature: {m['model_similarity']:.4f})")
     table = render_table([{k: row[k] for k in ("kernel", "similarity", "genetic_similarity",
                                                "generations", "evaluations")}
                           for row in data["search"]])
@@ -221,7 +248,7 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
             f"{candidate.ranks} ranks, similarity {found.results[0].similarity:.4f}\n"
             + render_pairs({**candidate.args, **candidate.settings()})
             + f"\n\n{table}\n\nwrote {output}; tune it with: iotune tune --kernel {output} "
-            f"--cores {candidate.ranks}")
+            f"--cores {candidate.ranks}" + measured_text)
     emit(data, fmt, text=text)
 
 
