@@ -124,6 +124,12 @@ def profile_command(log: Path, threshold: float, fmt: str) -> None:
     if summary["classes"]:
         top = summary["classes"][0]["features"]
         text += "\n\nClass 0 signature (non-zero features)\n" + render_pairs(top)
+    datasets = summary["datasets"]
+    if datasets["records"]:
+        rows = [{**r, "bytes_written": human_bytes(r["bytes_written"]),
+                 "bytes_read": human_bytes(r["bytes_read"])} for r in datasets["records"]]
+        text += (f"\n\nHDF5 datasets, one record each ({len(datasets['classes'])} "
+                 f"classes at threshold {threshold:g})\n" + render_table(rows))
     emit(summary, fmt, text=text)
 
 
