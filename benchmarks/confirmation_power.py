@@ -65,8 +65,14 @@ from landscapes_lib import (  # noqa: E402
     true_times,
     write_noise_variant,
 )
+from quick_mode import add_quick, apply_quick  # noqa: E402
 
+#: Outside the repository: the docs say to pass ``--data`` (a CSV).
+DATA_OPTION = ("--data", "csv")
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes" / "ior_64ranks.csv"
+#: The line a run ends with (``--quick`` included; the real tune's row, or the bound's
+#: oracle row with --tune-seeds 0); tests/benchmarks checks it.
+SUMMARY = r"\d+x\s+[0-9.]+\s+(tune|oracle)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$"
 #: One-sided level of the race's test (its two-sided 90% interval's lower end).
 LEVEL = 0.95
 
@@ -216,7 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tune-seeds", type=int, default=20,
                         help="real tunes per noise factor (0: the bound only)")
-    args = parser.parse_args(argv)
+    add_quick(parser, "budget 12, noise factor 1, 4 configurations searched, 100 trials, "
+                      "1 tune")
+    args = apply_quick(parser, parser.parse_args(argv), budget=12, factors="1", searches="4",
+                       trials=100, tune_seeds=1)
     searches = [int(k) for k in args.searches.split(",")]
     if args.tune_seeds < 0:
         parser.error("--tune-seeds: must be 0 or more")

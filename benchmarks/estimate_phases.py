@@ -38,6 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from quick_mode import add_quick, apply_quick
+
 from iotune.config import build_config
 from iotune.darshan.characterize import PatternBackend, characterize, plan
 from iotune.darshan.estimate import estimate, relative_error
@@ -47,6 +49,8 @@ from iotune.execution.runner import run_command
 from iotune.ui.output import render_table
 
 PROGRAM = Path(__file__).resolve().parent / "programs" / "phased_app.py"
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"median total error [0-9.]+% \(a second run of the application differs"
 KiB, MiB = 2**10, 2**20
 #: The phases: (op, request size, sharing); each moves --mib-per-rank MiB per rank.
 PHASES = (("write", MiB, "shared"), ("read", MiB, "shared"), ("write", 64 * KiB, "fpp"),
@@ -67,7 +71,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="characterisation runs per pattern, median kept (default 3)")
     parser.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--json", type=Path, default=None, help="also write every row here")
-    return parser.parse_args(argv)
+    add_quick(parser, "8 MiB per rank per phase, one repetition, one characterisation run "
+                      "per pattern")
+    return apply_quick(parser, parser.parse_args(argv), mib_per_rank=8, reps=1,
+                       char_repeat=1)
 
 
 def phase_specs(mib_per_rank: int) -> str:

@@ -20,8 +20,12 @@ import time
 
 import numpy as np
 import pandas as pd
+from quick_mode import add_quick, apply_quick
 
 from iotune.model import Model, fit_model
+
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"predict \d+ configurations with \d+ terms over \d+ parameters: [0-9.]+ s"
 
 
 def synthetic(n_params: int, rows: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -45,30 +49,32 @@ def best_time(func: object, repeat: int) -> tuple[float, object]:
     return best, result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="Best of this many runs.")
     parser.add_argument("--max-terms", type=int, default=10)
     parser.add_argument("--predict-rows", type=int, default=1_000_000)
-    args = parser.parse_args()
+    add_quick(parser, "4 parameters, 500 rows, one run, 10^4 predictions")
+    args = apply_quick(parser, parser.parse_args(argv), repeat=1, predict_rows=10_000)
+    sizes = [(4, 500)] if args.quick else [(n, rows) for n in (4, 6, 8)
+                                           for rows in (500, 10_000)]
     rng = np.random.default_rng(0)
     threads = {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS")}
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, "
           f"thread settings {threads or 'BLAS default'}, best of {args.repeat}")
     print(f"{'params':>6} {'candidates':>10} {'rows':>6} {'terms':>5} {'fit_s':>8} {'rms_rel':>8}")
     model: Model | None = None
-    for n_params in (4, 6, 8):
-        for rows in (500, 10_000):
-            df = synthetic(n_params, rows, rng)
-            params = [c for c in df.columns if c != "y"]
-            seconds, fitted = best_time(
-                lambda df=df, params=params: fit_model(
-                    df, params, "y", max_terms=args.max_terms, monotone_completion=False),
-                args.repeat)
-            assert isinstance(fitted, Model) and fitted.stats is not None
-            model = fitted
-            print(f"{n_params:>6} {3**n_params:>10} {rows:>6} {len(fitted.terms):>5} "
-                  f"{seconds:>8.3f} {fitted.stats.rms_relative_error:>8.4f}")
+    for n_params, rows in sizes:
+        df = synthetic(n_params, rows, rng)
+        params = [c for c in df.columns if c != "y"]
+        seconds, fitted = best_time(
+            lambda df=df, params=params: fit_model(
+                df, params, "y", max_terms=args.max_terms, monotone_completion=False),
+            args.repeat)
+        assert isinstance(fitted, Model) and fitted.stats is not None
+        model = fitted
+        print(f"{n_params:>6} {3**n_params:>10} {rows:>6} {len(fitted.terms):>5} "
+              f"{seconds:>8.3f} {fitted.stats.rms_relative_error:>8.4f}")
     assert model is not None
     configs = synthetic(len(model.params), args.predict_rows, rng)
     seconds, predicted = best_time(lambda: model.predict(configs), args.repeat)

@@ -45,7 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from quick_mode import add_quick, apply_quick
+
 from iotune.settings.units import MIB
+
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"kernel start-up over C, median of all runs\s+[0-9.]+ s \((meets|misses) the target"
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "benchmarks" / "c" / "bare_writer.c"
@@ -115,7 +120,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--mpiexec", default="mpiexec", help="MPI launcher")
     parser.add_argument("--python", default=sys.executable, help="interpreter for the kernel")
-    args = parser.parse_args(argv)
+    add_quick(parser, "4 MiB per rank, one repetition, no pause")
+    args = apply_quick(parser, parser.parse_args(argv), mib_per_rank=[4], reps=1, pause=0.0)
     unknown = [name for name in args.apis if name not in CASES]
     if unknown:
         parser.error(f"--apis {','.join(unknown)}: expected names from {', '.join(CASES)}")

@@ -44,7 +44,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from quick_mode import add_quick, apply_quick
+
 from iotune.preload import OUT_ENV, SETTINGS_ENV, build_library
+
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = (r"direct estimate: \d+ calls \+ 1 open per rank add [0-9.]+ us|outside the I/O "
+           r"\(start-up, MPI_Init/Finalize, report\): median")
 
 PROGRAM = (Path(__file__).resolve().parent.parent / "tests" / "application" / "programs"
            / "mpiio_write.c")
@@ -107,7 +113,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="open+close pairs per run of the direct measurement")
     parser.add_argument("--micro-reps", type=int, default=7,
                         help="runs of the direct measurement with and without the library")
-    args = parser.parse_args(argv)
+    add_quick(parser, "8 MiB per rank, one pair, no pause, 1000 calls and 10 opens measured "
+                      "directly once")
+    args = apply_quick(parser, parser.parse_args(argv), mib_per_rank=8, reps=1, pause=0.0,
+                       micro_calls=1000, micro_opens=10, micro_reps=1)
     if args.ranks < 1 or args.mib_per_rank < 1 or args.chunk_kib < 1 or args.reps < 1:
         parser.error("--ranks, --mib-per-rank, --chunk-kib and --reps must be positive")
     if args.micro_calls < 0 or args.micro_opens < 1 or args.micro_reps < 1:

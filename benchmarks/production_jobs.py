@@ -41,6 +41,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from landscapes_lib import open_backend  # noqa: E402
+from quick_mode import add_quick, apply_quick  # noqa: E402
+
+#: The production runs are outside the repository: the docs pass ``--data`` (a CSV).
+DATA_OPTION = ("--data", "csv")
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = (r"summary: correct \d+/\d+; slower jobs [0-9.]+%; settled after [0-9.]+ jobs "
+           r"\(median\); regret -?[0-9.]+%")
 
 from iotune.backends.replay import Recorded, replay_index  # noqa: E402
 from iotune.production.rule import SLOWER, Run, assess, choose  # noqa: E402
@@ -108,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="landscape CSV")
     parser.add_argument("--seeds", type=int, default=20, help="campaigns (default 20)")
     parser.add_argument("--jobs", type=int, default=40, help="jobs per campaign (default 40)")
-    args = parser.parse_args(argv)
+    add_quick(parser, "2 campaigns of 10 jobs")
+    args = apply_quick(parser, parser.parse_args(argv), seeds=2, jobs=10)
     if args.seeds < 1 or args.jobs < 1:
         parser.error("--seeds and --jobs must be positive integers")
     if not args.data.is_file():

@@ -54,8 +54,13 @@ from landscapes_lib import (  # noqa: E402
     open_backend,
     run_one,
 )
+from quick_mode import add_quick, apply_quick  # noqa: E402
 
+#: Outside the repository: the docs say to pass ``--data-dir`` (a folder of CSVs).
+DATA_OPTION = ("--data-dir", "dir")
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "production"
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"(PASS|FAIL)  budget \d+: missed <= 20% over judged files"
 #: Level of the oracle's one-sided Welch test, and the share of its trials that makes a
 #: file judged.
 LEVEL = 0.95
@@ -215,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--oracle-trials", type=int, default=2000)
-    args = parser.parse_args(argv)
+    add_quick(parser, "budget 12, 1 seed, 100 oracle trials")
+    args = apply_quick(parser, parser.parse_args(argv), budgets="12", seeds=1,
+                       oracle_trials=100)
     budgets = [int(b) for b in args.budgets.split(",")]
     lands = landscapes(args.data_dir)
     if not lands:

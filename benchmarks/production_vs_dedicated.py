@@ -47,6 +47,7 @@ sys.path.insert(0, str(HERE))
 from landscapes_lib import open_backend  # noqa: E402
 from production_jobs import WITHIN, campaign, names  # noqa: E402
 from production_noise import landscapes, run  # noqa: E402
+from quick_mode import add_quick, apply_quick  # noqa: E402
 
 from iotune.production.rule import SLOWER  # noqa: E402
 
@@ -72,6 +73,11 @@ class Column:
     def text(self) -> str:
         return f"{f'{self.correct}/{self.seeds}':>6} {100 * self.slower:5.1f}% {self.gain:6.2f}"
 
+
+#: The option naming this script's data (outside the repository); the docs must pass it.
+DATA_OPTION = ("--data-dir", "dir")
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"all files +\d+/\d+"
 
 def production_column(path: Path, seeds: int, jobs: int) -> Column:
     """The production-jobs replay of ``path`` over ``seeds`` campaigns of ``jobs`` jobs."""
@@ -111,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="production jobs per campaign (default 40)")
     parser.add_argument("--budgets", default="12,30", help="dedicated tune budgets")
     parser.add_argument("--workers", type=int, default=1, help="processes for the tunes")
-    args = parser.parse_args(argv)
+    add_quick(parser, "1 seed, 10 jobs, budget 12")
+    args = apply_quick(parser, parser.parse_args(argv), seeds=1, jobs=10, budgets="12")
     try:
         budgets = [int(b) for b in args.budgets.split(",")]
     except ValueError:

@@ -89,9 +89,15 @@ from landscapes_lib import (
     open_backend,
     run_one,
 )
+from quick_mode import add_quick, apply_quick
 
 HERE = Path(__file__).resolve().parent
+#: Outside the repository: the docs say to pass ``--data`` (a folder of CSVs).
+DATA_OPTION = ("--data", "dir")
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "landscapes"
+#: The line a run ends with (``--quick`` included; with --format csv on stderr);
+#: tests/benchmarks checks it.
+SUMMARY = r"\d+ of \d+ checks pass|real_landscapes: \d+ tunes in \d+ s"
 NOISE_FACTORS = (2.0, 4.0)
 SEEDS = 20
 #: Verdict margins of issue 20: the default strategy's found median may trail the best other
@@ -460,7 +466,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--option", action="append", default=[],
                         metavar="[STRATEGY.]NAME=VALUE",
                         help="a strategy option (without STRATEGY: the default strategy's)")
-    return parser.parse_args(argv)
+    add_quick(parser, "one seed, budget 6, the default strategy and random, no noise "
+                      "variant")
+    return apply_quick(parser, parser.parse_args(argv), seeds=1, budgets="6",
+                       noise_variants="none",
+                       if_default={"strategies": f"{default_strategy()},random"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

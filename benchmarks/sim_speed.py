@@ -15,10 +15,14 @@ import time
 
 import numpy as np
 import pandas as pd
+from quick_mode import add_quick, apply_quick
 
 from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.settings.units import MIB
 from iotune.sim import simulate_times
+
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"sim_speed: \d+ configurations on .* configurations/s; target < 1 s for 100000"
 
 
 def random_configs(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -32,12 +36,13 @@ def random_configs(n: int, rng: np.random.Generator) -> pd.DataFrame:
     })
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--system", default="hopper")
-    args = parser.parse_args()
+    add_quick(parser, "10^4 configurations, one run")
+    args = apply_quick(parser, parser.parse_args(argv), configs=10_000, repeat=1)
     rng = np.random.default_rng(0)
     configs = random_configs(args.configs, rng)
     pattern = vpic_pattern(8192)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from quick_mode import add_quick, apply_quick
 
 from iotune.kernel_specs.vpic import vpic_pattern
 from iotune.sim import Pattern, load_system, model_breakdown, paper_space, simulate_times
@@ -48,6 +49,9 @@ from iotune.variability import (
     simulated_probe_latencies,
     simulated_probe_latency,
 )
+
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"probe tags agreeing with the true state: [0-9.]+%; elapsed"
 
 STRATEGIES = ("naive", "naive, same measurements", "state-aware", "oracle (true states)")
 
@@ -120,7 +124,7 @@ def picks(measured: list[Measurements], min_idle: int) -> dict[str, int]:
     return dict(zip(STRATEGIES, map(best, (naive, everything, aware, oracle)), strict=True))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--reps", type=int, default=3)
@@ -133,7 +137,8 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=1.0)
     parser.add_argument("--ratios", default="1,1.04,1.08,1.12,1.2,1.3,1.5",
                         help="model times of the configurations, relative to the best")
-    args = parser.parse_args()
+    add_quick(parser, "5 seeds, 20 warm-up probes")
+    args = apply_quick(parser, parser.parse_args(argv), seeds=5, warmup=20)
     started = time.monotonic()
     system = load_system(args.system)
     pattern = vpic_pattern(args.cores)

@@ -53,6 +53,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from quick_mode import add_quick, apply_quick
+
 from iotune.backends import backend_class
 from iotune.config import Config, load_config
 from iotune.kernel_args import APIS
@@ -61,6 +63,8 @@ from iotune.settings.values import config_key
 from iotune.store import SCHEMA_VERSION
 from iotune.store.cache import cache_path
 
+#: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
+SUMMARY = r"store_scale: \d+ timed runs, 0 failed"
 CORES = (128, 256, 512, 1024)
 STRATEGIES = ("model", "random", "genetic", "exhaustive")
 
@@ -370,7 +374,7 @@ def parse_sizes(text: str) -> list[int]:
     return [int(float(part)) for part in text.split(",") if part]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e4,1e5,1e6", type=parse_sizes,
                         help="store sizes in records, comma-separated (default 1e4,1e5,1e6)")
@@ -385,7 +389,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path,
                         help="build the stores under DIR and keep them (default: a temporary "
                              "directory, removed at the end)")
-    args = parser.parse_args()
+    add_quick(parser, "a store of 10^3 records, 'results' only, no training-only store")
+    args = apply_quick(parser, parser.parse_args(argv), sizes=[1000], commands="results",
+                       trained=[])
     commands = [c for c in args.commands.split(",") if c]
     unknown = sorted(set(commands) - set(COMMANDS))
     if unknown:
@@ -423,9 +429,12 @@ def main() -> None:
                   f"{_cell(beyond, True):>34}")
     timings = [t for _, _, first, second in table for t in (first, second)]
     timings += [t for _, _, *runs in trained for t in runs]
-    if any(t.status != 0 for t in timings):
+    failed = sum(t.status != 0 for t in timings)
+    if failed:
         print("! a command failed; see commands.log in the store's directory (--keep DIR)")
+    print(f"store_scale: {len(timings)} timed runs, {failed} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -44,7 +44,9 @@ import argparse
 import csv
 import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +57,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import yaml
+from quick_mode import add_quick, apply_quick
 
 import iotune.strategies.tpe  # noqa: F401  (registers "tpe")
 from iotune.backends import Backend, RunRequest
@@ -78,6 +81,11 @@ DEFAULT_REPLAY = HERE / "data" / "local-vpic.csv"
 STRATEGIES = ("model", "genetic", "random", "exhaustive", "tpe")
 SCALES = (512, 2048, 8192)
 BUDGETS = (10, 20, 30, 60)
+#: Configurations per scale --quick --record-local records (once each, at 2 and 4 ranks).
+QUICK_RECORDED = 3
+#: The line a run ends with (``--quick`` included; with --format csv the verdicts go to
+#: stderr); tests/benchmarks checks it.
+SUMMARY = r"verdict .*: (model-guided with \d+ runs|not checked)"
 # Training scales of the model for each simulated target (none at the target itself).
 TRAINING = {512: (128, 256), 2048: (128, 256), 8192: (128, 256, 512, 1024)}
 NOISE = 1.0  # the preset's calibrated variability
@@ -577,10 +585,12 @@ def write_csv(studies: Sequence[Study], header: bool = True) -> None:
 # --------------------------------------------------------------------------- recording
 
 
-def record_local(path: Path, repetitions: int, scales: Sequence[int]) -> None:
+def record_local(path: Path, repetitions: int, scales: Sequence[int],
+                 limit: int | None = None) -> None:
     """Run the vpic kernel for real over configs/local.yaml's space into a CSV at ``path``.
 
-    Every valid configuration at each scale, ``repetitions`` times, repetition-major (all
+    Every valid configuration at each scale (the first ``limit`` with a limit),
+    ``repetitions`` times, repetition-major (all
     configurations once, then again) so drifts in machine load spread over all of them.
     Failed runs are rows without a time (the replay backend skips them). Written to a
     temporary file and renamed, so an interrupted recording leaves no partial landscape.
@@ -591,7 +601,7 @@ def record_local(path: Path, repetitions: int, scales: Sequence[int]) -> None:
     backend = MpiBackend(config)
     kernel, params, space = config.kernel.name, config.kernel.args, config.space
     tasks = [(cores, c, rep) for rep in range(repetitions) for cores in scales
-             for c in space.configurations(cores, config.system.limits)]
+             for c in space.configurations(cores, config.system.limits)[:limit]]
     note(f"recording {len(tasks)} real runs of {kernel} at {', '.join(map(str, scales))} "
          f"ranks into {shown(path)} ...")
     rows = []
@@ -633,8 +643,10 @@ def int_list(text: str) -> list[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: 3 seeds and the first scale only")
+    add_quick(parser, f"2 seeds, the first scale, budget 30, model, genetic and random, no "
+                      f"long runs; --record-local records {QUICK_RECORDED} configurations "
+                      "once at 2 and 4 ranks into a temporary file (the recorded landscape "
+                      "is kept)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 20)")
     parser.add_argument("--budgets", type=int_list, default=list(BUDGETS),
                         help="comma-separated budgets (default 10,20,30,60)")
@@ -654,8 +666,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="record the landscape of (b) first with real runs (minutes)")
     parser.add_argument("--record-repetitions", type=int, default=3,
                         help="repetitions per configuration when recording (default 3)")
-    args = parser.parse_args(argv)
-    seeds = list(range(args.seeds if args.seeds is not None else 3 if args.quick else 20))
+    args = apply_quick(parser, parser.parse_args(argv), seeds=2, budgets=[30], long_budget=0,
+                       if_default={"strategies": "model,genetic,random"})
+    seeds = list(range(args.seeds if args.seeds is not None else 20))
     scales = args.scales[:1] if args.quick else args.scales
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = sorted(set(strategies) - set(known_strategies()))
@@ -664,7 +677,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{', '.join(known_strategies())}")
     budgets = sorted(set(args.budgets))
 
-    if args.record_local:
+    scratch = Path(tempfile.mkdtemp(prefix="iotune-strategies-"))
+    if args.record_local and args.quick:
+        args.replay_data = scratch / "quick-local-vpic.csv"
+        record_local(args.replay_data, 1, (2, 4), limit=QUICK_RECORDED)
+    elif args.record_local:
         record_local(args.replay_data, args.record_repetitions, (2, 4))
 
     studies: list[Study] = []
@@ -704,6 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"'python benchmarks/strategies.py --record-local{where}' (real MPI runs, "
                      "a few minutes)")
 
+    shutil.rmtree(scratch, ignore_errors=True)
     if args.format == "csv":
         for line in notes + [verdict(s, budgets) for s in studies]:
             note(line)

@@ -124,6 +124,12 @@ def profile_command(log: Path, threshold: float, fmt: str) -> None:
     if summary["classes"]:
         top = summary["classes"][0]["features"]
         text += "\n\nClass 0 signature (non-zero features)\n" + render_pairs(top)
+    datasets = summary["datasets"]
+    if datasets["records"]:
+        rows = [{**r, "bytes_written": human_bytes(r["bytes_written"]),
+                 "bytes_read": human_bytes(r["bytes_read"])} for r in datasets["records"]]
+        text += (f"\n\nHDF5 datasets, one record each ({len(datasets['classes'])} "
+                 f"classes at threshold {threshold:g})\n" + render_table(rows))
     emit(summary, fmt, text=text)
 
 
@@ -177,12 +183,19 @@ def match_command(log: Path, class_index: int | None, threshold: float,
 @click.option("--max-bytes-per-rank", default=None, metavar="BYTES",
               help="Only consider configurations writing at most this much per rank.")
 @_min_similarity_option
+@click.option("--run", "run_it", is_flag=True,
+              help="Run the proxy for real (its system calls traced with strace) and print "
+                   "the similarity measured from what it did beside the predicted one.")
+@click.option("--run-ranks", type=click.IntRange(min=1), default=None,
+              help="Ranks of the --run (default 2, never more than the proxy's).")
+@config_option
 @format_option(choices=FORMATS)
 def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
                   class_index: int | None,
                   threshold: float, ignored: tuple[str, ...], population: int,
                   generations: int, seed: int, max_bytes_per_rank: str | None,
-                  min_similarity: float, fmt: str) -> None:
+                  min_similarity: float, run_it: bool, run_ranks: int | None,
+                  config_path: Path | None, fmt: str) -> None:
     """Find the kernel configuration whose signature is most like the application's.
 
     \b
@@ -191,7 +204,8 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
     of analytic kernel signatures to the application's. Writes a proxy file to tune:
       iotune proxy app.darshan -o proxy.yaml
       iotune tune --kernel proxy.yaml --cores 4
-    Below --min-similarity it warns and names the features it matches least.
+    Below --min-similarity it warns and names the features it matches least. --run then
+    runs the proxy (at --run-ranks) and measures the similarity of what it really did.
     """
     from iotune.darshan.proxy import find_proxy, write_proxy
     from iotune.darshan.search import SEARCH_KERNELS, SearchOptions
@@ -201,7 +215,12 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
     check_output_file(output, "proxy", option="-o", in_use=guard, force=force)
     cap = None if max_bytes_per_rank is None else _byte_size(max_bytes_per_rank,
                                                               "--max-bytes-per-rank")
+    if run_it:
+        from iotune.darshan.measured import find_strace
+
+        find_strace()  # before the search: a missing prerequisite is said first
     target = signature_target(log, threshold, class_index, ignored)
+    config = resolve_config(config_path) if run_it else None
     kernels = SEARCH_KERNELS if kernel_choice == "auto" else (kernel_choice,)
     options = SearchOptions(population=population, generations=generations, seed=seed,
                             max_bytes_per_rank=cap)
@@ -213,6 +232,20 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
         progress(f"iotune: warning: {warning}")
     data = {**found.document, "output": str(output), "search": found.search_rows(),
             "warning": warning}
+    measured_text = ""
+    if config is not None:
+        from iotune.darshan.measured import DEFAULT_RUN_RANKS, compare, run_proxy
+
+        ranks = min(run_ranks or DEFAULT_RUN_RANKS, found.candidate.ranks)
+        progress(f"iotune: running the proxy at {ranks} ranks under strace")
+        data["measured"] = compare(target.chosen.vector, target.mask, found.candidate,
+                                   run_proxy(found.candidate, config, ranks))
+        m = data["measured"]
+        measured_text = (
+            f"\n\nran at {m['ranks']} ranks (MEASURED: its POSIX requests traced): similarity "
+            f"to the application over {len(m['features'])} POSIX features: predicted "
+            f"{m['predicted_similarity']:.4f}, measured {m['measured_similarity']:.4f} "
+            f"(the run against its analytic signature: {m['model_similarity']:.4f})")
     table = render_table([{k: row[k] for k in ("kernel", "similarity", "genetic_similarity",
                                                "generations", "evaluations")}
                           for row in data["search"]])
@@ -221,7 +254,7 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
             f"{candidate.ranks} ranks, similarity {found.results[0].similarity:.4f}\n"
             + render_pairs({**candidate.args, **candidate.settings()})
             + f"\n\n{table}\n\nwrote {output}; tune it with: iotune tune --kernel {output} "
-            f"--cores {candidate.ranks}")
+            f"--cores {candidate.ranks}" + measured_text)
     emit(data, fmt, text=text)
 
 
@@ -237,15 +270,18 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
     \b
     LOG is a Darshan log with DXT records or a darshan-dxt-parser text dump. A phase is
     the ranks' runs of consecutive operations of one kind and request size, without a
-    pause longer than --gap, that happen at the same time (see docs/darshan.md).
+    pause longer than --gap, that happen at the same time; a phase done again is one
+    phase with its repetitions counted; MPI-IO phases say whether they were collective
+    and blocking (see docs/darshan.md).
     """
     from iotune.darshan.phases import trace_phases
 
     found = trace_phases(log, module, gap)
     data = found.document(show_all)
-    columns = ["phase", "op", "request_size", "pattern", "file", "ranks", "per_rank", "weight",
-               "start_s", "duration_s"]
-    head = (f"{log}: {len(found.phases)} phases in {found.module}"
+    columns = ["phase", "op", "request_size", "pattern", "file", "access", "blocking", "ranks",
+               "reps", "per_rank", "weight", "start_s", "duration_s"]
+    head = (f"{log}: {len(found.phases)} phases ({len(found.occurrences)} occurrences) "
+            f"in {found.module}"
             + ("" if show_all else f", {len(data['phases'])} relevant (--all shows every one)"))
     emit(data, fmt, text=head + "\n" + render_table(data["phases"], columns))
 
@@ -353,7 +389,7 @@ def estimate_command(log: Path, characterization: Path, module: str, gap: float,
         lines.append(f"log counters (per rank)  {total['counters_s']:.4g} s, relative error "
                      + (f"{total['counters_error_pct']:.1f}%"
                         if total["counters_error_pct"] is not None else "n/a"))
-    columns = ["phase", "op", "request_size", "file", "ranks", "weight_bytes",
+    columns = ["phase", "op", "request_size", "file", "access", "ranks", "reps", "weight_bytes",
                "bandwidth_MiB_s", "estimated_s", "measured_s", "error_pct", "bandwidth_from"]
     emit(data, fmt, text=render_table(rows, columns) + "\n\n" + "\n".join(lines))
 

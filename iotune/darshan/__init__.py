@@ -16,6 +16,7 @@ Modules, from the log to a proxy and an I/O time estimate:
 * :mod:`~iotune.darshan.signature` turns them into a named feature vector;
 * :mod:`~iotune.darshan.similarity` normalises vectors and takes their cosine similarity;
 * :mod:`~iotune.darshan.classes` groups files into equivalence classes;
+* :mod:`~iotune.darshan.datasets` keeps a record, signature and class per HDF5 dataset;
 * :mod:`~iotune.darshan.summary` is the I/O summary of ``iotune profile``;
 * :mod:`~iotune.darshan.target` chooses the application's class and masked features;
 * :mod:`~iotune.darshan.analytic` derives a kernel configuration's counters through its
@@ -23,7 +24,9 @@ Modules, from the log to a proxy and an I/O time estimate:
 * :mod:`~iotune.darshan.match` ranks the kernels against an application;
 * :mod:`~iotune.darshan.search` finds the most similar kernel configuration;
 * :mod:`~iotune.darshan.proxy` finds, writes and reads proxy files;
-* :mod:`~iotune.darshan.trace` and :mod:`~iotune.darshan.phases` find I/O phases in DXT;
+* :mod:`~iotune.darshan.measured` runs a proxy under strace and signs what it did;
+* :mod:`~iotune.darshan.trace` and :mod:`~iotune.darshan.phases` find I/O phases in DXT,
+  :mod:`~iotune.darshan.access` their access mode (collective, blocking);
 * :mod:`~iotune.darshan.characterize` measures the file system for those phases;
 * :mod:`~iotune.darshan.estimate` estimates the application's I/O time.
 

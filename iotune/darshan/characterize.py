@@ -4,7 +4,11 @@ As in the paper (IOR configured from the phase model), each distinct pattern (op
 request size, file sharing) is measured by a benchmark run shaped like the phase:
 transfer size = the phase's request size, one block per rank of all its requests, one
 shared file or one file per rank like the phase, as many ranks as the phase up to
-``max_ranks``, and at most ``max_bytes_per_rank`` per rank (fewer requests beyond that).
+``max_ranks``, and at most ``max_bytes_per_rank`` per rank (fewer requests beyond that);
+with the MPI-IO api, collective and non-blocking like the phase when its access mode is
+known (:mod:`iotune.darshan.access`; a ``mixed`` or unknown mode is measured independent
+and blocking). A repeated phase is measured as one repetition: its time is estimated as
+its whole weight (every repetition) over that bandwidth.
 The benchmark is :mod:`iotune.darshan.pattern_program`, run for real under the configured
 launcher by :class:`PatternBackend`: write patterns are timed writing a new file, read
 patterns reading a file written, synced and evicted from the page cache just before, so
@@ -25,7 +29,7 @@ that ``iotune estimate`` reads::
     fs_type: lustre              # the file system of the scratch directory
     direct: false                # O_DIRECT requests (page cache bypassed)
     patterns:                    # one per distinct pattern (see measure)
-    - {key: read 1048576 shared, op: read, request_size: 1048576, shared: true,
+    - {key: read 1048576 shared collective blocking, op: read, request_size: 1048576, shared: true,
        ranks: 4, args: {...}, measured_as: read, runs: 1, bytes: 67108864,
        bandwidth_bytes_s: 512000000.0, time_s: 0.131}
 """
@@ -45,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from iotune.backends.base import RunRequest
+from iotune.darshan.access import COLLECTIVE, NONBLOCKING
 from iotune.darshan.phases import Phase, TracePhases
 from iotune.errors import DataError
 from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
@@ -97,7 +102,9 @@ def plan(phases: Sequence[Phase], api: str, max_ranks: int = DEFAULT_MAX_RANKS,
         per_rank = max(1, min(phase.per_rank, max_bytes_per_rank // phase.request_size))
         params = {"op": phase.op, "api": api, "transfer_size": phase.request_size,
                   "block_size": phase.request_size * per_rank,
-                  "file_per_process": not phase.shared, "direct": direct}
+                  "file_per_process": not phase.shared, "direct": direct,
+                  "collective": api == "mpiio" and phase.collective == COLLECTIVE,
+                  "nonblocking": api == "mpiio" and phase.blocking == NONBLOCKING}
         runs.append(PatternRun(key, phase.op, phase.request_size, phase.shared, ranks, params))
     return runs
 
@@ -110,7 +117,8 @@ def program_argv(params: dict[str, Any], directory: Path, python: str) -> list[s
     return [python, str(PROGRAM_PATH), "--dir", str(directory), "--op", str(params["op"]),
             "--api", str(params["api"]), "--transfer-size", str(params["transfer_size"]),
             "--block-size", str(params["block_size"]),
-            "--file-per-process", yes("file_per_process"), "--direct", yes("direct")]
+            "--file-per-process", yes("file_per_process"), "--direct", yes("direct"),
+            "--collective", yes("collective"), "--nonblocking", yes("nonblocking")]
 
 
 class PatternBackend:

@@ -1,4 +1,4 @@
-"""Equivalence classes of files: files whose signatures are (cosine) similar.
+"""Equivalence classes of files (or datasets): those whose signatures are (cosine) similar.
 
 The application signature is one representative per class (the paper's "one record ID
 from each class"). Files are visited from the most bytes moved to the least; a file joins
@@ -39,29 +39,40 @@ class SignatureClass:
         return len(self.members)
 
 
+def group_similar(vectors: Sequence[np.ndarray], sizes: Sequence[float],
+                  threshold: float = DEFAULT_THRESHOLD) -> list[tuple[int, list[int]]]:
+    """The classes of ``vectors`` (module doc): items visited from the largest ``size``
+    (then by index), each joining the class whose representative it is most similar to
+    when that similarity is at least ``threshold``. Returns ``(representative, members)``
+    as indices into ``vectors``, classes by their members' total size, largest first."""
+    if not 0.0 < threshold <= 1.0:
+        raise DataError(f"class threshold {threshold}: must be in (0, 1]")
+    order = sorted(range(len(vectors)), key=lambda i: (-sizes[i], i))
+    groups: list[tuple[int, list[int]]] = []
+    for i in order:
+        best, best_sim = None, -1.0
+        for g, (rep, _) in enumerate(groups):
+            sim = pairwise_similarity(vectors[i], vectors[rep])
+            if sim > best_sim:
+                best, best_sim = g, sim
+        if best is not None and best_sim >= threshold:
+            groups[best][1].append(i)
+        else:
+            groups.append((i, [i]))
+    return sorted(groups, key=lambda g: -sum(sizes[m] for m in g[1]))
+
+
 def equivalence_classes(files: Sequence[FileCounters],
                         threshold: float = DEFAULT_THRESHOLD) -> list[SignatureClass]:
     """Group the files that moved data into classes, largest class (by bytes) first."""
     if not 0.0 < threshold <= 1.0:
         raise DataError(f"class threshold {threshold}: must be in (0, 1]")
     data_files = sorted((f for f in files if f.has_data), key=lambda f: (-f.bytes, f.name))
-    groups: list[tuple[FileCounters, np.ndarray, list[FileCounters]]] = []
-    for fc in data_files:
-        vector = signature(fc)
-        best, best_sim = None, -1.0
-        for i, (_, rep_vector, _) in enumerate(groups):
-            sim = pairwise_similarity(vector, rep_vector)
-            if sim > best_sim:
-                best, best_sim = i, sim
-        if best is not None and best_sim >= threshold:
-            groups[best][2].append(fc)
-        else:
-            groups.append((fc, vector, [fc]))
+    vectors = [signature(f) for f in data_files]
+    groups = group_similar(vectors, [f.bytes for f in data_files], threshold)
     total = sum(f.bytes for f in data_files)
-    classes = [
-        (rep, vector, members, sum(m.bytes for m in members))
-        for rep, vector, members in groups
-    ]
+    classes = [(data_files[rep], vectors[rep], [data_files[m] for m in members],
+                sum(data_files[m].bytes for m in members)) for rep, members in groups]
     classes.sort(key=lambda c: (-c[3], c[0].name))
     return [
         SignatureClass(index=i, representative=rep, vector=vector, members=tuple(members),

@@ -2,10 +2,12 @@
 
 The paper's model: ``time(phase) = weight(phase) / BW(pattern of the phase)`` and the
 application's I/O time is the sum over its phases. ``BW`` comes from ``iotune
-characterize`` (same operation, request size and file sharing, so a read phase takes a
-bandwidth measured reading; otherwise the measured pattern of the same operation and
-sharing with the closest request size, then any pattern with the closest request size,
-marked ``nearest``).
+characterize`` (same operation, request size, file sharing and access mode, so a read
+phase takes a bandwidth measured reading and a collective phase one measured collectively;
+otherwise the measured pattern of the same operation, sharing and access mode with the
+closest request size, then of the same operation and sharing, then any pattern, marked
+``nearest``). A repeated phase's weight is that of all its repetitions, its measured time
+the sum of theirs.
 
 The relative error is ``100 * |estimated - measured| / measured``. The measured time of a
 phase is its wall time in the trace; for the total, the sum of the phases' wall times, or
@@ -69,7 +71,9 @@ def _bandwidth(phase: Phase, patterns: Sequence[Mapping[str, Any]]) -> tuple[flo
 
     same = [p for p in patterns if p.get("op") == phase.op and
             bool(p.get("shared")) == phase.shared]
-    pool = same or list(patterns)
+    mode = phase.key().split()[3:]
+    same_mode = [p for p in same if str(p.get("key", "")).split()[3:] == mode]
+    pool = same_mode or same or list(patterns)
     best = min(pool, key=distance)
     return float(best["bandwidth_bytes_s"]), f"nearest ({best.get('key')})"
 
@@ -116,7 +120,8 @@ def estimate(phases: Sequence[Phase], patterns: Sequence[Mapping[str, Any]],
         total_estimated += estimated
         rows.append({
             "phase": phase.index, "op": phase.op, "request_size": phase.request_size,
-            "file": "shared" if phase.shared else "per-process", "ranks": phase.ranks,
+            "file": "shared" if phase.shared else "per-process", "access": phase.collective,
+            "blocking": phase.blocking, "ranks": phase.ranks, "reps": phase.repetitions,
             "weight_bytes": phase.weight, "bandwidth_MiB_s": bandwidth / 2**20,
             "estimated_s": estimated, "measured_s": phase.duration,
             "error_pct": relative_error(estimated, phase.duration), "bandwidth_from": how,

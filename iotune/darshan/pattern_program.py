@@ -5,6 +5,9 @@ by the driver. Every rank moves ``--block-size`` bytes in requests of ``--transf
 bytes, rank ``r`` at offsets ``r * block + i * transfer`` of one shared file or at
 ``i * transfer`` of its own file, as IOR does with one segment. Requests go through POSIX
 (``pwrite``/``pread``) or MPI-IO (``MPI_File_write_at``/``read_at``, independent).
+With MPI-IO, ``--collective yes`` makes them collective (``MPI_File_write_at_all``) and
+``--nonblocking yes`` non-blocking (``MPI_File_iwrite_at[_all]``: every request of the
+rank is started, then all are waited for), as a traced phase's access mode was.
 
 * ``--op write`` times the writes of a new file.
 * ``--op read`` first writes the file (untimed), syncs it and evicts it from the page
@@ -52,7 +55,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--block-size", type=int, required=True, metavar="BYTES")
     parser.add_argument("--file-per-process", choices=("yes", "no"), default="no")
     parser.add_argument("--direct", choices=("yes", "no"), default="no")
+    parser.add_argument("--collective", choices=("yes", "no"), default="no")
+    parser.add_argument("--nonblocking", choices=("yes", "no"), default="no")
     args = parser.parse_args(argv)
+    if args.api != "mpiio" and "yes" in (args.collective, args.nonblocking):
+        parser.error("--collective yes and --nonblocking yes need --api mpiio")
     if args.transfer_size < 1 or args.block_size < args.transfer_size or \
             args.block_size % args.transfer_size:
         parser.error(f"--transfer-size {args.transfer_size} must be positive and divide "
@@ -93,6 +100,9 @@ class PosixFile:
                 raise OSError(f"short read at offset {offset + done}")
             done += got
 
+    def wait(self) -> None:
+        """Nothing is pending: POSIX requests block."""
+
     def sync(self) -> None:
         os.fsync(self.fd)
 
@@ -101,22 +111,48 @@ class PosixFile:
 
 
 class MpiioFile:
-    def __init__(self, path: Path, write: bool, comm: Any) -> None:
+    def __init__(self, path: Path, write: bool, comm: Any, collective: bool = False,
+                 nonblocking: bool = False) -> None:
         from mpi4py import MPI
 
         mode = (MPI.MODE_CREATE | MPI.MODE_WRONLY) if write else MPI.MODE_RDONLY
         self.fh = MPI.File.Open(comm, os.fspath(path), mode)
+        self.collective = collective
+        self.nonblocking = nonblocking
+        self.pending: list[Any] = []
 
     def write(self, offset: int, buf: memoryview) -> None:
-        self.fh.Write_at(offset, buf)
+        if self.nonblocking:
+            start = self.fh.Iwrite_at_all if self.collective else self.fh.Iwrite_at
+            self.pending.append(start(offset, buf))
+        elif self.collective:
+            self.fh.Write_at_all(offset, buf)
+        else:
+            self.fh.Write_at(offset, buf)
 
     def read(self, offset: int, buf: memoryview) -> None:
-        self.fh.Read_at(offset, buf)
+        if self.nonblocking:
+            start = self.fh.Iread_at_all if self.collective else self.fh.Iread_at
+            self.pending.append(start(offset, buf))
+        elif self.collective:
+            self.fh.Read_at_all(offset, buf)
+        else:
+            self.fh.Read_at(offset, buf)
+
+    def wait(self) -> None:
+        """Complete the non-blocking requests started so far."""
+        from mpi4py import MPI
+
+        if self.pending:
+            MPI.Request.Waitall(self.pending)
+            self.pending = []
 
     def sync(self) -> None:
+        self.wait()
         self.fh.Sync()
 
     def close(self) -> None:
+        self.wait()
         self.fh.Close()
 
 
@@ -146,7 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def open_file(write: bool) -> PosixFile | MpiioFile:
         if args.api == "mpiio":
-            return MpiioFile(path, write, comm)
+            return MpiioFile(path, write, comm, args.collective == "yes",
+                             args.nonblocking == "yes")
         return PosixFile(path, write, direct)
 
     try:
@@ -168,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f.write(offset, buf)
             else:
                 f.read(offset, buf)
+        f.wait()
         last = time.perf_counter() - zero
         f.close()
     except OSError as exc:
@@ -188,8 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({
             "op": args.op, "api": args.api, "ranks": ranks, "direct": direct,
             "transfer_size": args.transfer_size, "block_size": args.block_size,
-            "file_per_process": fpp, f"bytes_{'written' if args.op == 'write' else 'read'}":
-            moved, "times_s": {args.op: span}}))
+            "file_per_process": fpp, "collective": args.collective == "yes",
+            "nonblocking": args.nonblocking == "yes",
+            f"bytes_{'written' if args.op == 'write' else 'read'}": moved,
+            "times_s": {args.op: span}}))
     return 0
 
 

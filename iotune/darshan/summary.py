@@ -36,10 +36,15 @@ def _sum(files: Sequence[FileCounters], layer: str, key: str) -> float:
 def profile_log(path: str | os.PathLike[str],
                 threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     """The ``iotune profile`` document: :func:`io_summary` of the log at ``path``, with its
-    files in signature classes of cosine similarity ``threshold``. DataError when the log
-    cannot be read or has no POSIX, MPI-IO or HDF5 records."""
+    files in signature classes of cosine similarity ``threshold``, and its HDF5 datasets
+    as records of their own, in classes by the same rule (:mod:`iotune.darshan.datasets`).
+    DataError when the log cannot be read or has no POSIX, MPI-IO or HDF5 records."""
+    from iotune.darshan.datasets import dataset_document, dataset_records
+
     log, files = read_counters(path, "a profile")
-    return io_summary(log, files, equivalence_classes(files, threshold))
+    summary = io_summary(log, files, equivalence_classes(files, threshold))
+    summary["datasets"] = dataset_document(dataset_records(log), threshold)
+    return summary
 
 
 def io_summary(log: DarshanLog, files: Sequence[FileCounters],

@@ -11,6 +11,11 @@ rank, then one line per operation)::
 
 Either way the result is a :class:`Trace`: one row per operation with the columns of
 :data:`~iotune.darshan.logfile.DXT_COLUMNS` (module ``DXT_POSIX`` or ``DXT_MPIIO``).
+
+DXT does not record which MPI-IO function made an operation. A text trace may name it in
+a ninth field of an ``X_MPIIO`` line (``MPI_File_write_at_all``; iotune's own traced
+programs write it, darshan-dxt-parser does not); the rows then have a ``call`` column,
+from which :mod:`iotune.darshan.access` tells collective and non-blocking operations.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from iotune.workload.counters import FileCounters
 
 _FILE_RE = re.compile(r"^#\s*DXT,\s*file_id:\s*(\d+),\s*file_name:\s*(.*?)\s*$")
 _MODULES = {"X_POSIX": "DXT_POSIX", "X_MPIIO": "DXT_MPIIO"}
+#: The ninth field of an ``X_MPIIO`` line is an MPI-IO function when it starts so.
+CALL_PREFIX = "MPI_File_"
 #: ``--module`` choices and the DXT module each selects (auto: MPI-IO when traced).
 MODULE_CHOICES = {"posix": "DXT_POSIX", "mpiio": "DXT_MPIIO"}
 
@@ -85,7 +92,7 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
 
 def _read_text(path: Path) -> Trace:
     names: dict[int, str] = {}
-    rows: list[tuple[str, int, int, str, int, int, float, float]] = []
+    rows: list[tuple[str, int, int, str, int, int, float, float, str]] = []
     file_id: int | None = None
     text = path.read_text(errors="replace")
     for number, line in enumerate(text.splitlines(), start=1):
@@ -114,15 +121,21 @@ def _read_text(path: Path) -> Trace:
             raise DataError(f"{path}:{number}: operation {fields[2]!r} is not write or read")
         if length < 0 or end < start:
             raise DataError(f"{path}:{number}: negative length or end before start")
-        rows.append((_MODULES[fields[0]], file_id, rank, fields[2], offset, length, start, end))
+        call = fields[8] if (fields[0] == "X_MPIIO" and len(fields) > 8
+                             and fields[8].startswith(CALL_PREFIX)) else ""
+        rows.append((_MODULES[fields[0]], file_id, rank, fields[2], offset, length, start, end,
+                     call))
     if not rows:
         raise DataError(f"{path}: no traced operations (X_POSIX or X_MPIIO lines)")
-    ops = pd.DataFrame(rows, columns=list(DXT_COLUMNS))
+    ops = pd.DataFrame(rows, columns=[*DXT_COLUMNS, "call"])
+    if not ops["call"].any():
+        ops = ops.drop(columns="call")
     return Trace(path, file_sha256(path), ops, names, int(ops["rank"].max()) + 1)
 
 
 def write_text_trace(path: Path, ops: pd.DataFrame, names: Mapping[int, str]) -> None:
-    """Write ``ops`` in darshan-dxt-parser's text layout (readable by :func:`read_trace`)."""
+    """Write ``ops`` in darshan-dxt-parser's text layout (readable by :func:`read_trace`),
+    with each MPI-IO operation's function as a ninth field when ``ops`` has a ``call``."""
     lines = ["# darshan log version: 3.41 (text trace)"]
     for key, group in ops.groupby(["module", "file_id", "rank"], sort=True):
         module, file_id, rank = cast(tuple[Any, Any, Any], key)
@@ -138,6 +151,8 @@ def write_text_trace(path: Path, ops: pd.DataFrame, names: Mapping[int, str]) ->
             part = group[group["op"] == op]
             for i, row in enumerate(part.itertuples(index=False)):
                 offset, length = int(row.offset), int(row.length)  # type: ignore[arg-type]
+                call = str(getattr(row, "call", "") or "") if tag == "X_MPIIO" else ""
                 lines.append(f"{tag:>8}{rank:8d}{op:>7}{i:9d}{offset:16d}"
-                             f"{length:16d}{row.start:12.4f}{row.end:12.4f}")
+                             f"{length:16d}{row.start:12.4f}{row.end:12.4f}"
+                             + (f"  {call}" if call else ""))
     path.write_text("\n".join(lines) + "\n")

@@ -71,7 +71,8 @@ def test_pattern_program_command_line():
     assert program_argv(params, Path("/scratch/run"), "python3") == [
         "python3", str(PROGRAM_PATH), "--dir", "/scratch/run", "--op", "read", "--api",
         "posix", "--transfer-size", "65536", "--block-size", "262144",
-        "--file-per-process", "yes", "--direct", "no"]
+        "--file-per-process", "yes", "--direct", "no", "--collective", "no",
+        "--nonblocking", "no"]
 
 
 class _Answers:

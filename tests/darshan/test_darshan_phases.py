@@ -103,7 +103,7 @@ def test_dxt_log_phases_cover_every_traced_operation():
 def test_phases_command_table_and_json(run_cli):
     result = run_cli("phases", sample_log(IOR_HDF5), "--module", "posix")
     assert result.exit_code == 0, result.output
-    assert "phases in DXT_POSIX" in result.stdout and "contiguous" in result.stdout
+    assert "occurrences) in DXT_POSIX" in result.stdout and "contiguous" in result.stdout
     result = run_cli("phases", sample_log(IOR_HDF5), "--format", "json", "--all")
     assert result.exit_code == 0
     import json
