@@ -139,7 +139,7 @@ def test_run_hints_override_the_programs_own_info(run_app, programs, tmp_path):
     run = run_app([str(programs["mpiio"]), str(data), str(MIB_PER_RANK), str(CHUNK_KIB)],
                   settings="# the run's hints\n\n" + RUN_HINTS)
     report = run.report()
-    assert report["preload"] == "iotune" and report["version"] == 1 and report["ranks"] == 2
+    assert report["preload"] == "iotune" and report["version"] == 2 and report["ranks"] == 2
     assert report["settings_applied"] == {"hint:cb_buffer_size": "4194304",
                                           "hint:romio_cb_write": "disable"}
     entry = only_file(report, "MPI_File_open")
