@@ -1,6 +1,6 @@
 /*
  * iotune_preload.c - inject parallel I/O settings into an unmodified MPI program and
- * measure its writes.  Loaded with LD_PRELOAD; see docs/applications.md.
+ * measure its I/O, open by open.  Loaded with LD_PRELOAD; see docs/applications.md.
  *
  *   IOTUNE_SETTINGS     file of settings, one per line:
  *                         hint:<name>=<value>            MPI-IO hint (MPI_Info key)
@@ -11,12 +11,19 @@
  *                         hdf5:coll_metadata=yes|no
  *                       blank lines and lines starting with '#' are ignored.
  *                       Unset: nothing is applied, writes are still measured.
- *   IOTUNE_PRELOAD_OUT  JSON report written by world rank 0 in MPI_Finalize.
- *                       Unset: nothing is written and MPI_Finalize does no extra work.
+ *   IOTUNE_PRELOAD_OUT  JSON report written by world rank 0 in MPI_Finalize: every open
+ *                       of a file (all ranks of a collective open merged) with the hints
+ *                       read back right after it, the bytes and time written and read
+ *                       through it, its open-to-close time and who wrote.
+ *                       Unset: no open is recorded, nothing is written and MPI_Finalize
+ *                       does no extra work.
  *
- * Intercepted: MPI_File_open and the MPI_File_*write* calls through the PMPI profiling
- * interface; H5Fcreate and H5Fopen by symbol interposition (the real ones, and the H5P
- * functions used, are looked up with dlsym in the program's own HDF5); MPI_Finalize to reduce the counters and write the report.
+ * Intercepted: MPI_File_open, MPI_File_close and the MPI_File_*write* and *read* calls
+ * through the PMPI profiling interface; the POSIX writes made inside MPI-IO writes;
+ * H5Fcreate and H5Fopen by symbol interposition (the real ones, and the H5P functions
+ * used, are looked up with dlsym in the program's own HDF5); MPI_Finalize to gather the
+ * opens and write the report. Warnings are printed only by a process that opened a file
+ * through MPI-IO (see flush_warnings).
  *
  * Build (HDF5's wrapper for its include path; no HDF5 function is linked, see the H5Fcreate
  * section, so --as-needed leaves HDF5 out of the library's dependencies):
@@ -24,7 +31,7 @@
  *         iotune_preload.c -ldl
  *
  * Threads: settings are loaded once (pthread_once), the counters are updated atomically
- * and the file list is guarded by a mutex, which is ample for MPI_THREAD_SINGLE and
+ * and the list of opens is guarded by a mutex, which is ample for MPI_THREAD_SINGLE and
  * MPI_THREAD_FUNNELED programs (and does no harm under MPI_THREAD_MULTIPLE).
  */
 #define _GNU_SOURCE
