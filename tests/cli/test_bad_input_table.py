@@ -305,6 +305,23 @@ CASES = [
          says=("--job-id", "was not started")),
     case("job", "status", "--tag", "x", "--store", "bin.dat",
          says=("bin.dat", "not an iotune store")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3",
+         "--preload-report", "r.json", says=("--seconds", "one of them")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3", "--files", "*.h5",
+         says=("--files", "--preload-report, which is not given")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "nothere.json",
+         says=("nothere.json", "preload report not found")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "text.txt",
+         says=("text.txt", "not JSON")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "r.json",
+         says=("r.json", "not a report of iotune's preload library"), r_json="[1, 2]\n"),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "r.json",
+         says=("r.json", "version 1", "no per-file times"),
+         r_json='{"preload": "iotune", "version": 1, "files": []}\n'),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "r.json",
+         "--files", "*.nc", says=("--files", "'*.nc' matches none", "'/o/a.h5'"),
+         r_json='{"preload": "iotune", "version": 2, "files": [{"path": "/o/a.h5", '
+                '"opened_by": "H5Fcreate", "open_s": 1.5, "opens": []}]}\n'),
 ]
 
 
