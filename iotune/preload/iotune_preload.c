@@ -1736,7 +1736,7 @@ static void write_report(const char *path, const struct totals *t, struct merged
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        warn("IOTUNE_PRELOAD_OUT path too long; no report written");
+        fprintf(stderr, PREFIX "IOTUNE_PRELOAD_OUT path too long; no report written\n");
         return;
     }
     FILE *f = fopen(tmp, "w");
@@ -1813,78 +1813,121 @@ static void write_report(const char *path, const struct totals *t, struct merged
     }
 }
 
-/* Reduce the totals and gather the opens on world rank 0, which writes the report. Every
- * rank calls it (it is collective over MPI_COMM_WORLD). */
+/* One rank's part of the report: its totals, then up to REPORT_CHUNK bytes of its packed
+ * opens, sent to world rank 0 as one message (every rank runs the same build). */
+#define REPORT_CHUNK (1 << 20)
+#define REPORT_TAG 32766      /* below 32767, the smallest MPI_TAG_UB MPI allows */
+#define REPORT_MAGIC 0x696f74756e65ULL /* "iotune": a stray message is not taken for ours */
+struct rank_totals {
+    unsigned long long magic;
+    double write_s, read_s;
+    unsigned long long sums[5];      /* as in struct totals */
+    unsigned long long kept, dropped; /* opens packed, and opens the report cannot show */
+};
+
+/* Send every rank's part to world rank 0, which merges them and writes the report. Every
+ * rank calls it. Point to point rather than collectives: the other ranks send and go on
+ * into MPI_Finalize without waiting for rank 0 (small messages are sent eagerly), which
+ * matters where ranks share busy cores. MPI_Finalize requires the program's own messages
+ * to be complete, so REPORT_TAG on MPI_COMM_WORLD meets none of them. */
 static void report(void)
 {
     struct totals t = {0};
     int me = world_rank();
     PMPI_Comm_size(MPI_COMM_WORLD, &t.ranks);
-    double mine_s[2] = {(double)__atomic_load_n(&write_ns, __ATOMIC_RELAXED) * 1e-9,
-                        (double)__atomic_load_n(&read_ns, __ATOMIC_RELAXED) * 1e-9};
-    double max_s[2] = {0, 0};
-    unsigned long long mine[5] = {
-        __atomic_load_n(&write_bytes, __ATOMIC_RELAXED),
-        __atomic_load_n(&write_calls, __ATOMIC_RELAXED),
-        __atomic_load_n(&read_bytes, __ATOMIC_RELAXED),
-        __atomic_load_n(&read_calls, __ATOMIC_RELAXED),
-        __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED)};
-    /* Ranks that wrote through MPI-IO, and ranks that wrote to the file system then. */
-    int writing[2] = {mine[0] > 0, mine[4] > 0};
-    PMPI_Reduce(mine_s, max_s, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(mine, t.sums, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(writing, t.writers, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    t.write_s = max_s[0];
-    t.read_s = max_s[1];
 
+    struct rank_totals mine = {
+        REPORT_MAGIC,
+        (double)__atomic_load_n(&write_ns, __ATOMIC_RELAXED) * 1e-9,
+        (double)__atomic_load_n(&read_ns, __ATOMIC_RELAXED) * 1e-9,
+        {__atomic_load_n(&write_bytes, __ATOMIC_RELAXED),
+         __atomic_load_n(&write_calls, __ATOMIC_RELAXED),
+         __atomic_load_n(&read_bytes, __ATOMIC_RELAXED),
+         __atomic_load_n(&read_calls, __ATOMIC_RELAXED),
+         __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED)},
+        0, 0};
     struct buf b = {0};
+    put(&b, &mine, sizeof mine);
     double now = PMPI_Wtime();
     pthread_mutex_lock(&opens_lock);
-    for (int i = 0; i < nopens; i++)
+    mine.dropped = opens_dropped;
+    for (int i = 0; i < nopens; i++) {
+        size_t before = b.len;
         pack_open(&b, opens[i], now);
-    int len = b.failed || b.len > INT_MAX ? 0 : (int)b.len;
-    /* Records this rank has that the report cannot show; and all it kept. */
-    unsigned long long counts[2] = {(unsigned long long)nopens,
-                                    opens_dropped + (len == 0 ? (unsigned long long)nopens : 0)};
-    pthread_mutex_unlock(&opens_lock);
-    unsigned long long count_sums[2] = {0, 0};
-    PMPI_Reduce(counts, count_sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-
-    int *sizes = NULL, *displs = NULL, ok = 1;
-    char *all = NULL;
-    size_t total = 0;
-    if (me == 0) {
-        sizes = calloc((size_t)t.ranks, sizeof *sizes);
-        displs = calloc((size_t)t.ranks, sizeof *displs);
-        ok = sizes != NULL && displs != NULL;
-    }
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (ok)
-        PMPI_Gather(&len, 1, MPI_INT, sizes, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (me == 0 && ok) {
-        for (int i = 0; i < t.ranks; i++) {
-            displs[i] = (int)total;
-            total += (size_t)sizes[i];
-            if (total > INT_MAX)
-                ok = 0;
+        if (b.failed || b.len - sizeof mine > REPORT_CHUNK) {
+            b.len = before; /* this open and the rest do not fit */
+            b.failed = 0;
+            mine.dropped += (unsigned long long)(nopens - i);
+            break;
         }
-        all = ok ? malloc(total ? total : 1) : NULL;
-        ok = all != NULL;
+        mine.kept++;
     }
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (ok)
-        PMPI_Gatherv(b.data, len, MPI_BYTE, all, sizes, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-    free(b.data);
-    if (me == 0) {
-        int n = 0;
-        struct merged *m = ok ? merge_opens(all, total, &n) : NULL;
-        t.opens_omitted = m != NULL ? count_sums[1] : count_sums[0];
-        write_report(S.out, &t, m, n, all + total);
-        free(m);
+    pthread_mutex_unlock(&opens_lock);
+    if (b.data == NULL || b.len < sizeof mine) {
+        free(b.data);
+        b = (struct buf){(char *)&mine, sizeof mine, sizeof mine, 0}; /* totals only */
+        mine.dropped += mine.kept;
+        mine.kept = 0;
+    } else {
+        memcpy(b.data, &mine, sizeof mine);
     }
-    free(all);
-    free(sizes);
-    free(displs);
+
+    if (me != 0) {
+        PMPI_Send(b.data, (int)b.len, MPI_BYTE, 0, REPORT_TAG, MPI_COMM_WORLD);
+        if (b.data != (char *)&mine)
+            free(b.data);
+        return;
+    }
+    /* Rank 0: its own part, then each rank's; the opens are appended into one buffer. */
+    static char spare[sizeof(struct rank_totals) + REPORT_CHUNK];
+    char *part = malloc(sizeof spare);
+    if (part == NULL)
+        part = spare; /* a message must be received whatever the memory left */
+    struct buf all = {0};
+    unsigned long long dropped = 0, kept = 0;
+    for (int r = 0; r < t.ranks; r++) {
+        int count = 0;
+        if (r == 0) {
+            memcpy(part, b.data, b.len);
+            count = (int)b.len;
+        } else {
+            MPI_Status st;
+            PMPI_Recv(part, (int)sizeof spare, MPI_BYTE, r, REPORT_TAG, MPI_COMM_WORLD, &st);
+            PMPI_Get_count(&st, MPI_BYTE, &count);
+        }
+        struct rank_totals theirs;
+        if (count < (int)sizeof theirs)
+            continue;
+        memcpy(&theirs, part, sizeof theirs);
+        if (theirs.magic != REPORT_MAGIC)
+            continue;
+        t.write_s = theirs.write_s > t.write_s ? theirs.write_s : t.write_s;
+        t.read_s = theirs.read_s > t.read_s ? theirs.read_s : t.read_s;
+        for (int k = 0; k < 5; k++)
+            t.sums[k] += theirs.sums[k];
+        t.writers[0] += theirs.sums[0] > 0;
+        t.writers[1] += theirs.sums[4] > 0;
+        dropped += theirs.dropped;
+        size_t before = all.len;
+        put(&all, part + sizeof theirs, (size_t)count - sizeof theirs);
+        if (all.failed) {
+            all.len = before;
+            all.failed = 0;
+            dropped += theirs.kept;
+        } else {
+            kept += theirs.kept;
+        }
+    }
+    if (part != spare)
+        free(part);
+    if (b.data != (char *)&mine)
+        free(b.data);
+    int n = 0;
+    struct merged *m = all.len > 0 ? merge_opens(all.data, all.len, &n) : NULL;
+    t.opens_omitted = dropped + (m == NULL ? kept : 0);
+    write_report(S.out, &t, m, n, all.data != NULL ? all.data + all.len : NULL);
+    free(m);
+    free(all.data);
 }
 
 int MPI_Finalize(void)
