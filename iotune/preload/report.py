@@ -126,8 +126,8 @@ def data_open(report: Mapping[str, Any]) -> dict[str, Any] | str | None:
     open read back with the same value; ``hints_disputed``, the names read back with
     different values (or by some of them only), which say nothing of what the I/O had; and
     the writer counts (``ranks_writing``, ``ranks_writing_to_files``,
-    ``ranks_writing_collectively``, ``ranks_writing_to_files_collectively``), each None
-    unless the tied opens agree on it.
+    ``ranks_writing_collectively``, ``ranks_writing_to_files_collectively``) of the tied
+    opens that wrote (all of them if none did), each None unless those agree on it.
     """
     if not has_opens(report):
         return NO_OPENS
@@ -149,8 +149,11 @@ def data_open(report: Mapping[str, Any]) -> dict[str, Any] | str | None:
         "path": first.path, "opened_by": first.opened_by, "comm_size": first.comm_size,
         "bytes": first.bytes, "opens": len(found), "hints_in_effect": agreed,
         "hints_disputed": disputed}
+    # Who wrote is witnessed by the tied opens that wrote (IOR's read phase ties with its
+    # write phase and wrote nothing).
+    writing = [o for o in found if o.bytes_written > 0] or found
     for field in WRITER_FIELDS:
-        counts = {o.writers[field] for o in found}
+        counts = {o.writers[field] for o in writing}
         out[field] = counts.pop() if len(counts) == 1 else None
     return out
 

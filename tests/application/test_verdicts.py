@@ -167,6 +167,14 @@ def test_the_open_with_the_most_bytes_is_judged_and_ties_go_to_the_larger_commun
     tied = report_of(("a", [open_record(1, MIB, {"cb_nodes": "1"}, read=MIB),
                             open_record(2, 0, {"cb_nodes": "2"}, read=2 * MIB)]))
     assert [o.comm_size for o in data_opens(tied)] == [2]
+    # IOR's write and read phases tie: the hints agree, and the writers are the write's.
+    phases = report_of(("a", [open_record(2, MIB, ENABLED, writers=(2, 2, 2, 2)),
+                              open_record(1, 0, {"cb_nodes": "1"}),
+                              open_record(2, 0, ENABLED, read=MIB)]))
+    moved = data_open(phases)
+    assert isinstance(moved, dict) and moved["opens"] == 2
+    assert moved["ranks_writing_to_files_collectively"] == 2
+    assert effects({"cb_nodes": 2}, phases) == {"cb_nodes": ("in_effect", "2")}
 
 
 def test_no_open_that_moved_data_leaves_the_hints_unverified():
