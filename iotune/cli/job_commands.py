@@ -109,8 +109,8 @@ def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: floa
           --files '*/ckpt_*.h5'
     """
     if sum((failed, seconds is not None, report_path is not None)) != 1:
-        raise ConfigError("--seconds: give the I/O seconds, --preload-report or --failed, "
-                          "one of them")
+        raise ConfigError("--seconds: give the I/O seconds or --preload-report or --failed, "
+                          "one of the three")
     if pattern is not None and report_path is None:
         raise ConfigError("--files: chooses files of --preload-report, which is not given")
     source = None

@@ -31,6 +31,7 @@ from iotune.preload import (
     settings_text,
     source_path,
 )
+from iotune.preload.report import REPORT_VERSION
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT_S = 120
@@ -139,7 +140,9 @@ def test_run_hints_override_the_programs_own_info(run_app, programs, tmp_path):
     run = run_app([str(programs["mpiio"]), str(data), str(MIB_PER_RANK), str(CHUNK_KIB)],
                   settings="# the run's hints\n\n" + RUN_HINTS)
     report = run.report()
-    assert report["preload"] == "iotune" and report["version"] == 2 and report["ranks"] == 2
+    # The library writes the version its reader (iotune.preload.report) knows.
+    assert report["preload"] == "iotune" and report["version"] == REPORT_VERSION
+    assert report["ranks"] == 2
     assert report["settings_applied"] == {"hint:cb_buffer_size": "4194304",
                                           "hint:romio_cb_write": "disable"}
     entry = only_file(report, "MPI_File_open")
@@ -420,6 +423,20 @@ def test_library_path_is_per_source_in_the_cache_or_explicit(monkeypatch, tmp_pa
     assert len(path.stem.rsplit("-", 1)[1]) == 16
     monkeypatch.setenv(LIBRARY_ENV, str(tmp_path / "lib.so"))
     assert library_path() == tmp_path / "lib.so"
+
+
+def test_a_changed_source_gets_a_library_of_its_own(monkeypatch, tmp_path):
+    # The cached library is named by the hash of its source: an edited iotune_preload.c is
+    # compiled anew, never served by the library of the version before.
+    import iotune.preload as preload
+
+    monkeypatch.delenv(LIBRARY_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shipped = library_path()
+    edited = tmp_path / "iotune_preload.c"
+    edited.write_bytes(source_path().read_bytes() + b"/* edited */\n")
+    monkeypatch.setattr(preload, "source_path", lambda: edited)
+    assert library_path() != shipped and library_path().parent == shipped.parent
 
 
 def test_missing_compiler_is_a_config_error(monkeypatch, tmp_path):

@@ -306,7 +306,7 @@ CASES = [
     case("job", "status", "--tag", "x", "--store", "bin.dat",
          says=("bin.dat", "not an iotune store")),
     case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3",
-         "--preload-report", "r.json", says=("--seconds", "one of them")),
+         "--preload-report", "r.json", says=("--seconds", "one of the three")),
     case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3", "--files", "*.h5",
          says=("--files", "--preload-report, which is not given")),
     case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "nothere.json",
