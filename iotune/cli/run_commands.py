@@ -33,7 +33,6 @@ from iotune.settings.in_effect import (
     ABSENT,
     DIFFERS,
     NOT_APPLICABLE,
-    UNVERIFIED,
     describe_effect,
     effects_of,
     row_not_in_effect,
@@ -76,9 +75,6 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     for effect in effects_of(record["settings"], result).values():
         if effect.status in (ABSENT, NOT_APPLICABLE, DIFFERS):
             summary[f"not in effect: {effect.setting}"] = describe_effect(effect, result)
-        elif effect.status == UNVERIFIED and effect.detail:  # read back, but no evidence
-            summary[f"unverified: {effect.setting}"] = (f"{effect.setting}={effect.requested}: "
-                                                        f"{effect.detail}")
     fs = result.get("filesystem") or {}
     if fs:
         summary["filesystem"] = fs.get("type")

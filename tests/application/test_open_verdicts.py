@@ -103,15 +103,14 @@ def test_the_reopen_on_one_rank_does_not_decide_cb_nodes(tmp_path, program, libr
 @pytest.mark.mpi
 def test_witnesses_that_disagree_leave_cb_nodes_unverified(tmp_path, program, library,
                                                            monkeypatch):
-    output, record = run_once(tmp_path, program, library, monkeypatch,
-                              (*TWO_AGGREGATORS, ONE_DOMAIN))
+    _, record = run_once(tmp_path, program, library, monkeypatch,
+                         (*TWO_AGGREGATORS, ONE_DOMAIN))
     result = record["result"]
     assert result["hints_in_effect"]["cb_nodes"] == "2"  # what MPI_File_get_info says
     assert result["data_open"]["ranks_writing_to_files_collectively"] == 1  # who wrote
     effect = result["settings_effect"]["cb_nodes"]
     assert effect["status"] == "unverified" and effect["in_effect"] is None
     assert "witnesses disagree" in effect["detail"]
-    assert "unverified: cb_nodes" in output and "not in effect: cb_nodes" not in output
     assert result["settings_effect"]["romio_cb_write"]["status"] == "in_effect"
 
 
