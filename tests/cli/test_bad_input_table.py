@@ -299,12 +299,6 @@ CASES = [
          says=("nothere.yaml", "tuned file not found")),
     case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "text.txt",
          says=("text.txt", "no 'settings' key")),
-    case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "-1",
-         says=("--seconds", "positive number")),
-    case("job", "finish", "--tag", "x", "--job-id", "99", "--seconds", "3",
-         says=("--job-id", "was not started")),
-    case("job", "status", "--tag", "x", "--store", "bin.dat",
-         says=("bin.dat", "not an iotune store")),
     case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3",
          "--preload-report", "r.json", says=("--seconds", "one of the three")),
     case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3", "--files", "*.h5",
@@ -322,6 +316,12 @@ CASES = [
          "--files", "*.nc", says=("--files", "'*.nc' matches none", "'/o/a.h5'"),
          r_json='{"preload": "iotune", "version": 2, "files": [{"path": "/o/a.h5", '
                 '"opened_by": "H5Fcreate", "open_s": 1.5, "opens": []}]}\n'),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "-1",
+         says=("--seconds", "positive number")),
+    case("job", "finish", "--tag", "x", "--job-id", "99", "--seconds", "3",
+         says=("--job-id", "was not started")),
+    case("job", "status", "--tag", "x", "--store", "bin.dat",
+         says=("bin.dat", "not an iotune store")),
 ]
 
 
