@@ -24,6 +24,10 @@ run of each kind gives the per-call and per-open cost. Their difference, times t
 and the one open each rank of the first part makes, is the library's cost as a share of
 that part's median I/O time.
 
+The last line gives the cost per job: the time the library adds outside the I/O (start-up
+with the library loaded into every process, ``MPI_Finalize`` with the report; from the
+fastest run of each kind) and its share of the I/O time from the direct measurement.
+
 Usage::
 
     python benchmarks/preload_overhead.py --ranks 2 --mib-per-rank 256 --reps 21
@@ -186,9 +190,10 @@ def micro_once(exe: Path, workdir: Path, args: argparse.Namespace,
     return float(result["open_close_s"]), float(result["write_call_s"])
 
 
-def micro(workdir: Path, args: argparse.Namespace, library: Path, io_s: float) -> None:
+def micro(workdir: Path, args: argparse.Namespace, library: Path, io_s: float) -> float:
     """The library's cost per write call and per open, measured directly, and what they
-    add to a run of the first part (``io_s``: its median I/O time without the library)."""
+    add to a run of the first part (``io_s``: its median I/O time without the library);
+    returns that share of ``io_s``."""
     source = workdir / "micro.c"
     source.write_text(MICRO_SOURCE)
     exe = compile_program(source, workdir / "micro")
@@ -209,6 +214,7 @@ def micro(workdir: Path, args: argparse.Namespace, library: Path, io_s: float) -
           f"{open_without * 1e6:.1f} us without ({d_open * 1e6:+.1f} us)")
     print(f"direct estimate: {calls_per_rank} calls + 1 open per rank add "
           f"{added * 1e6:.1f} us = {100.0 * added / io_s:.4f}% of the {io_s:.4f} s I/O time")
+    return added / io_s
 
 
 def summary(label: str, with_lib: list[float], without: list[float]) -> None:
@@ -259,8 +265,16 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"{statistics.median(outside_with):.3f} s with, "
               f"{statistics.median(outside_without):.3f} s without "
               f"({statistics.median(outside_with) - statistics.median(outside_without):+.3f} s)")
+        # Per job, outside the I/O: loading the library into every process and the
+        # report at MPI_Finalize. The fastest runs, as noise only ever adds time.
+        per_job_ms = 1e3 * (min(outside_with) - min(outside_without))
+        share = None
         if args.micro_calls:
-            micro(workdir, args, library, statistics.median(r.io_s for r in without))
+            share = micro(workdir, args, library, statistics.median(r.io_s for r in without))
+        print(f"per job: {per_job_ms:+.1f} ms outside the I/O (fastest of {args.reps} each: "
+              f"{min(outside_with):.3f} s with, {min(outside_without):.3f} s without)"
+              + (f"; inside it {100.0 * share:.4f}% of the I/O time (direct estimate)"
+                 if share is not None else ""))
 
 
 if __name__ == "__main__":

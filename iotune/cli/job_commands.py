@@ -21,6 +21,7 @@ from iotune.production.jobs import (
     DEFAULT,
     env_job_id,
     finish_job,
+    io_seconds_from_report,
     regret_paid,
     start_job,
     status,
@@ -100,15 +101,37 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
 @_job
 @click.option("--seconds", type=float, default=None,
               help="The application's I/O seconds in this job.")
+@click.option("--preload-report", "report_path", type=click.Path(path_type=Path),
+              default=None,
+              help="Instead of --seconds: the preload library's report of this job "
+                   "(the file IOTUNE_PRELOAD_OUT named); the I/O seconds are the "
+                   "open-to-close times of the files it lists, added.")
+@click.option("--files", "pattern", default=None,
+              help="With --preload-report: only the files whose path matches this shell "
+                   "pattern, e.g. '*/ckpt_*.h5'.")
 @click.option("--failed", is_flag=True, help="The application failed: record no time.")
 @_tuned
 def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: float | None,
-                   failed: bool, tuned_path: Path | None) -> None:
-    """Record this job's I/O time (or its failure) in the production journal."""
-    if failed == (seconds is not None):
-        raise ConfigError("--seconds: give the I/O seconds or --failed, one of the two")
+                   report_path: Path | None, pattern: str | None, failed: bool,
+                   tuned_path: Path | None) -> None:
+    """Record this job's I/O time (or its failure) in the production journal.
+
+    \b
+    The time is --seconds, or measured in the application by the preload library:
+      export IOTUNE_PRELOAD_OUT="$PWD/io-$SLURM_JOB_ID.json"   # before the application
+      iotune job finish --tag ckpt-512 --preload-report "$IOTUNE_PRELOAD_OUT" \\
+          --files '*/ckpt_*.h5'
+    """
+    if sum((failed, seconds is not None, report_path is not None)) != 1:
+        raise ConfigError("--seconds: give the I/O seconds or --preload-report or --failed, "
+                          "one of the three")
+    if pattern is not None and report_path is None:
+        raise ConfigError("--files: chooses files of --preload-report, which is not given")
+    source = None
+    if report_path is not None:
+        seconds, source = io_seconds_from_report(report_path, pattern)
     guard = _guard(store_path, tuned_path)
-    record = finish_job(Store(store_path), tag, _job_id(job_id), seconds)
+    record = finish_job(Store(store_path), tag, _job_id(job_id), seconds, source)
     click.echo(f"iotune: job {record['job_id']} of {tag}: {record['status']}", err=True)
     if tuned_path is not None:
         click.echo(write_settled(tuned_path, Store(store_path), tag, guard), err=True)

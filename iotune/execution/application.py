@@ -12,8 +12,10 @@ iotune never edits the program. For each run it:
    ``MPI_INFO_NULL`` gets them with no help;
 4. writes every MPI-IO and HDF5 setting into the settings file of the preload library
    (:mod:`iotune.preload`) and preloads it (``LD_PRELOAD``), so programs that pass their own
-   ``MPI_Info`` or open files through HDF5 get them too, and the hints in effect, the time
-   and the bytes of the write calls are read back;
+   ``MPI_Info`` or open files through HDF5 get them too, and every open's hints in effect,
+   bytes and times are read back (:mod:`iotune.preload.report`): the result's
+   ``hints_in_effect`` are those of the open that moved the data, ``data_open`` says which
+   open that was and who wrote through it (None when no open moved data);
 5. starts the program through the configured launcher with ``{cores}``, ``{nodes}`` and
    ``{scratch}`` replaced, and times it; the run directory is removed afterwards.
 
@@ -44,6 +46,7 @@ from iotune.errors import ConfigError
 from iotune.execution.fsinfo import filesystem_of, is_lustre
 from iotune.execution.rundirs import owner, write_marker
 from iotune.execution.runner import TAIL_CHARS, RunOutcome, run_command
+from iotune.preload.report import NO_OPENS, data_open
 from iotune.settings.catalogue import (
     HINT_PREFIX,
     SETTINGS,
@@ -346,7 +349,12 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
     if why is not None or total is None or total <= 0:
         return AppRun("failed", why or f"metric: {total!r} is not a positive time", None,
                       command, outcome.elapsed_s, outcome.stderr_tail)
-    files = (preloaded or {}).get("files") or []
+    data = data_open(preloaded) if preloaded is not None else NO_OPENS
+    if data == NO_OPENS:  # a version-1 report: the hints of its first file
+        files = (preloaded or {}).get("files") or []
+        hints = dict(files[0].get("hints_in_effect") or {}) if files else {}
+    else:  # those of the open that moved the data; none when no open did
+        hints = dict(data["hints_in_effect"]) if isinstance(data, dict) else {}
     result: dict[str, Any] = {
         "measure": measure,
         "times_s": {"total": total, "open": None, "write": io_time, "close": None},
@@ -356,11 +364,12 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
         "bandwidth_mib_s": (float(written) / 2**20 / total
                             if isinstance(written, int | float) and written else None),
         "hints_requested": mpiio_hints(settings),
-        "hints_in_effect": dict(files[0].get("hints_in_effect") or {}) if files else {},
+        "hints_in_effect": hints,
         "hdf5_settings_in_effect": dict((preloaded or {}).get("hdf5_settings_in_effect") or {}),
         "striping": striping,
         "preloaded": expected_report,
         "preload": preloaded,
+        **({} if data == NO_OPENS else {"data_open": data}),
         "stdout_tail": outcome.stdout[-TAIL_CHARS:],
     }
     return AppRun("ok", None, result, command, outcome.elapsed_s, outcome.stderr_tail)

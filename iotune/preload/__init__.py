@@ -3,8 +3,10 @@
 ``iotune_preload.c`` (shipped with this package) is compiled into a shared library that a
 run loads with ``LD_PRELOAD``. It merges the run's MPI-IO hints into every
 ``MPI_File_open`` and the run's HDF5 settings into every ``H5Fcreate``/``H5Fopen``, and at
-``MPI_Finalize`` world rank 0 writes a JSON report: the hints in effect for each file
-opened and the time, bytes and calls of the MPI-IO writes. The environment interface:
+``MPI_Finalize`` world rank 0 writes a JSON report: every open of each file with the hints
+in effect right after it, the bytes and times written and read through it and who wrote,
+and the totals of the MPI-IO calls (:mod:`iotune.preload.report` reads it). The
+environment interface:
 
 * ``IOTUNE_SETTINGS``: a settings file (see :func:`settings_text`); unset, nothing is
   applied and the writes are still measured.

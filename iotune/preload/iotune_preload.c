@@ -1,6 +1,6 @@
 /*
  * iotune_preload.c - inject parallel I/O settings into an unmodified MPI program and
- * measure its writes.  Loaded with LD_PRELOAD; see docs/applications.md.
+ * measure its I/O, open by open.  Loaded with LD_PRELOAD; see docs/applications.md.
  *
  *   IOTUNE_SETTINGS     file of settings, one per line:
  *                         hint:<name>=<value>            MPI-IO hint (MPI_Info key)
@@ -11,12 +11,19 @@
  *                         hdf5:coll_metadata=yes|no
  *                       blank lines and lines starting with '#' are ignored.
  *                       Unset: nothing is applied, writes are still measured.
- *   IOTUNE_PRELOAD_OUT  JSON report written by world rank 0 in MPI_Finalize.
- *                       Unset: nothing is written and MPI_Finalize does no extra work.
+ *   IOTUNE_PRELOAD_OUT  JSON report written by world rank 0 in MPI_Finalize: every open
+ *                       of a file (all ranks of a collective open merged) with the hints
+ *                       read back right after it, the bytes and time written and read
+ *                       through it, its open-to-close time and who wrote.
+ *                       Unset: no open is recorded, nothing is written and MPI_Finalize
+ *                       does no extra work.
  *
- * Intercepted: MPI_File_open and the MPI_File_*write* calls through the PMPI profiling
- * interface; H5Fcreate and H5Fopen by symbol interposition (the real ones, and the H5P
- * functions used, are looked up with dlsym in the program's own HDF5); MPI_Finalize to reduce the counters and write the report.
+ * Intercepted: MPI_File_open, MPI_File_close and the MPI_File_*write* and *read* calls
+ * through the PMPI profiling interface; the POSIX writes made inside MPI-IO writes;
+ * H5Fcreate and H5Fopen by symbol interposition (the real ones, and the H5P functions
+ * used, are looked up with dlsym in the program's own HDF5); MPI_Finalize to gather the
+ * opens and write the report. Warnings are printed only by a process that opened a file
+ * through MPI-IO (see flush_warnings).
  *
  * Build (HDF5's wrapper for its include path; no HDF5 function is linked, see the H5Fcreate
  * section, so --as-needed leaves HDF5 out of the library's dependencies):
@@ -24,12 +31,13 @@
  *         iotune_preload.c -ldl
  *
  * Threads: settings are loaded once (pthread_once), the counters are updated atomically
- * and the file list is guarded by a mutex, which is ample for MPI_THREAD_SINGLE and
+ * and the list of opens is guarded by a mutex, which is ample for MPI_THREAD_SINGLE and
  * MPI_THREAD_FUNNELED programs (and does no harm under MPI_THREAD_MULTIPLE).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -46,8 +54,12 @@
 #define MAX_HINTS 128     /* hint:<name> lines kept from the settings file */
 #define MAX_SETTINGS 160  /* all valid settings (hints and hdf5:*) */
 #define MAX_FILES 256     /* distinct (path, opened_by) pairs in the report */
+#define MAX_OPENS 1024    /* opens each rank keeps for the report */
+#define MAX_REPORT_OPENS 4096 /* opens listed in the report, over all files */
 #define MAX_WARNINGS 32   /* warnings kept for the report (all are printed) */
-#define REPORT_VERSION 1
+/* 1: files with the hints of the last open. 2: every open with its bytes, times and
+ * writers; a file's hints are those of its open that moved the most data. */
+#define REPORT_VERSION 2
 
 struct kv {
     char *key;
@@ -68,6 +80,7 @@ static struct {
     hsize_t alignment, threshold, meta_block;
     size_t sieve;
     int coll;
+    const char *out; /* IOTUNE_PRELOAD_OUT, NULL when unset or empty */
 } S;
 
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
@@ -92,8 +105,27 @@ static int world_rank(void)
     return rank;
 }
 
-/* Print a warning on stderr (rank 0 only, so an N-rank run prints it once; every rank
- * when MPI is not initialized) and keep it for the report. */
+/* Set once this process has opened a file through MPI-IO (MPI_File_open directly or
+ * through HDF5's MPI-IO driver): only then are warnings printed. A serial program that
+ * inherits LD_PRELOAD (h5dump, a shell tool) opens none and so prints nothing, although
+ * its HDF5 may lack what the settings need; the warnings still go into the report. */
+static int opened_mpi_io;
+static int nprinted; /* warnings[0..nprinted) are on stderr already */
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Print the kept warnings not printed yet, on world rank 0 only (so an N-rank run prints
+ * each once), once the process has opened a file through MPI-IO. */
+static void flush_warnings(void)
+{
+    pthread_mutex_lock(&warn_lock);
+    if (opened_mpi_io && world_rank() == 0)
+        for (; nprinted < nwarnings; nprinted++)
+            fprintf(stderr, PREFIX "%s\n", warnings[nprinted]);
+    pthread_mutex_unlock(&warn_lock);
+}
+
+/* Keep a warning for the report and print it (see flush_warnings). Past MAX_WARNINGS a
+ * warning is printed if printing is on and otherwise lost. */
 static void warn(const char *fmt, ...)
 {
     char buf[1024];
@@ -101,10 +133,15 @@ static void warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (world_rank() <= 0)
-        fprintf(stderr, PREFIX "%s\n", buf);
-    if (nwarnings < MAX_WARNINGS)
+    pthread_mutex_lock(&warn_lock);
+    int kept = nwarnings < MAX_WARNINGS;
+    if (kept)
         warnings[nwarnings++] = strdup(buf);
+    pthread_mutex_unlock(&warn_lock);
+    if (kept)
+        flush_warnings();
+    else if (opened_mpi_io && world_rank() == 0)
+        fprintf(stderr, PREFIX "%s\n", buf);
 }
 
 static char *trim(char *s)
@@ -219,6 +256,8 @@ static void parse_setting(char *key, char *value, const char *path, int lineno)
 
 static void load_settings(void)
 {
+    const char *out = getenv("IOTUNE_PRELOAD_OUT");
+    S.out = out != NULL && *out != '\0' ? out : NULL;
     const char *path = getenv("IOTUNE_SETTINGS");
     if (path == NULL || *path == '\0')
         return;
@@ -254,26 +293,40 @@ static void ensure_settings(void)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Files opened and the hints in effect for them                                        */
+/* Opens: one record per MPI_File_open (directly or through HDF5) on this rank          */
 /* ------------------------------------------------------------------------------------ */
 
-struct file_rec {
+/* What one rank saw of one open, from the open to the close. Ranks of one collective open
+ * are matched at MPI_Finalize by (path, opened_by, leader, comm_size, seq): every member
+ * of the communicator sees the same opens of a path on it, in the same order. */
+struct open_rec {
     char *path;
     const char *opened_by; /* a string literal */
-    struct kv *hints;
+    int leader;            /* world rank of the communicator's rank 0 (-1: not in world) */
+    int comm_size;
+    int seq;               /* earlier opens here with the same path, opener, leader, size */
+    int amode;
+    int is_leader;         /* only the leader keeps the hints: every member has the same */
+    struct kv *hints;      /* read back with MPI_File_get_info right after the open */
     int nhints;
+    MPI_File fh;           /* MPI_FILE_NULL once closed, or for a file HDF5 opened without
+                            * MPI-IO */
+    int closed;
+    double t_open, t_close; /* MPI_Wtime before the open and after the close */
+    /* Updated atomically by the I/O calls; *_ns in nanoseconds. */
+    uint64_t bytes_written, bytes_read, coll_bytes_written, fs_bytes, coll_fs_bytes;
+    uint64_t write_ns, read_ns, write_calls, read_calls;
 };
 
-static struct file_rec files[MAX_FILES];
-static int nfiles;
-static unsigned long long files_omitted;
-static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct open_rec *opens[MAX_OPENS];
+static int nopens;
+static unsigned long long opens_dropped; /* opens past MAX_OPENS on this rank */
+static pthread_mutex_t opens_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Only world rank 0 writes the report, so only it keeps the list. */
-static int keeping_files(void)
+/* Opens are recorded only for a report: with IOTUNE_PRELOAD_OUT set, in an MPI process. */
+static int tracking(void)
 {
-    const char *out = getenv("IOTUNE_PRELOAD_OUT");
-    return out != NULL && *out != '\0' && world_rank() == 0;
+    return S.out != NULL && world_rank() >= 0;
 }
 
 /* Copy the (key, value) pairs of info; *n = 0 for MPI_INFO_NULL. */
@@ -306,43 +359,92 @@ static struct kv *info_pairs(MPI_Info info, int *n)
     return pairs;
 }
 
-static void free_pairs(struct kv *pairs, int n)
+/* World rank of comm's rank 0 (-1 when it is not in MPI_COMM_WORLD); *is_leader whether
+ * this process is comm's rank 0. Local calls only: no communication. */
+static int leader_of(MPI_Comm comm, int *is_leader)
 {
-    for (int i = 0; i < n; i++) {
-        free(pairs[i].key);
-        free(pairs[i].value);
-    }
-    free(pairs);
+    int rank = 0, zero = 0, leader = MPI_UNDEFINED;
+    MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    PMPI_Comm_rank(comm, &rank);
+    *is_leader = rank == 0;
+    if (PMPI_Comm_group(comm, &group) == MPI_SUCCESS
+        && PMPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS)
+        PMPI_Group_translate_ranks(group, 1, &zero, world, &leader);
+    if (group != MPI_GROUP_NULL)
+        PMPI_Group_free(&group);
+    if (world != MPI_GROUP_NULL)
+        PMPI_Group_free(&world);
+    return leader == MPI_UNDEFINED ? -1 : leader;
 }
 
-/* Remember that path was opened by opened_by with the hints of info (MPI_INFO_NULL: none).
- * A second open of the same path by the same call replaces the hints. */
-static void record_file(const char *path, const char *opened_by, MPI_Info info)
+/* A new record for an open of path by opened_by on comm (MPI_COMM_NULL: a file HDF5
+ * opened without MPI-IO, seen by this rank alone), with fh's hints read back when fh is
+ * not MPI_FILE_NULL; NULL past MAX_OPENS. */
+static struct open_rec *record_open(const char *path, const char *opened_by, MPI_Comm comm,
+                                    int amode, MPI_File fh, double t_open)
 {
-    int n = 0;
-    struct kv *pairs = info_pairs(info, &n);
-    pthread_mutex_lock(&files_lock);
-    for (int i = 0; i < nfiles; i++) {
-        if (strcmp(files[i].opened_by, opened_by) == 0 && strcmp(files[i].path, path) == 0) {
-            free_pairs(files[i].hints, files[i].nhints);
-            files[i].hints = pairs;
-            files[i].nhints = n;
-            pthread_mutex_unlock(&files_lock);
-            return;
+    struct open_rec *rec = calloc(1, sizeof *rec);
+    if (rec == NULL)
+        return NULL;
+    rec->path = strdup(path);
+    rec->opened_by = opened_by;
+    rec->amode = amode;
+    rec->fh = fh;
+    rec->t_open = t_open;
+    if (comm == MPI_COMM_NULL) {
+        rec->leader = world_rank();
+        rec->comm_size = 1;
+        rec->is_leader = 1;
+        rec->closed = 1;
+        rec->t_close = t_open;
+    } else {
+        PMPI_Comm_size(comm, &rec->comm_size);
+        rec->leader = leader_of(comm, &rec->is_leader);
+    }
+    if (rec->is_leader && fh != MPI_FILE_NULL) {
+        MPI_Info used = MPI_INFO_NULL;
+        if (PMPI_File_get_info(fh, &used) == MPI_SUCCESS) {
+            rec->hints = info_pairs(used, &rec->nhints);
+            PMPI_Info_free(&used);
         }
     }
-    if (nfiles < MAX_FILES) {
-        files[nfiles].path = strdup(path);
-        files[nfiles].opened_by = opened_by;
-        files[nfiles].hints = pairs;
-        files[nfiles].nhints = n;
-        nfiles++;
-        pairs = NULL;
-    } else {
-        files_omitted++;
+    pthread_mutex_lock(&opens_lock);
+    if (nopens >= MAX_OPENS) {
+        opens_dropped++;
+        pthread_mutex_unlock(&opens_lock);
+        free(rec->path);
+        for (int i = 0; i < rec->nhints; i++) {
+            free(rec->hints[i].key);
+            free(rec->hints[i].value);
+        }
+        free(rec->hints);
+        free(rec);
+        return NULL;
     }
-    pthread_mutex_unlock(&files_lock);
-    free_pairs(pairs, pairs ? n : 0);
+    for (int i = 0; i < nopens; i++)
+        if (opens[i]->leader == rec->leader && opens[i]->comm_size == rec->comm_size
+            && strcmp(opens[i]->opened_by, opened_by) == 0 && strcmp(opens[i]->path, path) == 0)
+            rec->seq++;
+    opens[nopens++] = rec;
+    pthread_mutex_unlock(&opens_lock);
+    return rec;
+}
+
+/* The open record of a live file handle, NULL when it has none (not tracked, dropped). */
+static struct open_rec *open_of(MPI_File fh)
+{
+    struct open_rec *found = NULL;
+    if (fh == MPI_FILE_NULL)
+        return NULL;
+    pthread_mutex_lock(&opens_lock);
+    for (int i = nopens - 1; i >= 0; i--) {
+        if (opens[i]->fh == fh) {
+            found = opens[i];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&opens_lock);
+    return found;
 }
 
 /* H5Fcreate/H5Fopen calls seen, to tell when hdf5:* settings had nothing to act on. */
@@ -354,7 +456,7 @@ static __thread const char *h5_opener;
 static __thread int h5_mpi_open_seen;
 
 /* ------------------------------------------------------------------------------------ */
-/* MPI_File_open                                                                        */
+/* MPI_File_open and MPI_File_close                                                     */
 /* ------------------------------------------------------------------------------------ */
 
 /* Returns a new info: a copy of base (or an empty one for MPI_INFO_NULL) with the run's
@@ -373,6 +475,7 @@ static MPI_Info merged_info(MPI_Info base)
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     ensure_settings();
+    double t_open = PMPI_Wtime();
     MPI_Info merged = S.nhints > 0 ? merged_info(info) : MPI_INFO_NULL;
     int rc = PMPI_File_open(comm, filename, amode, merged != MPI_INFO_NULL ? merged : info, fh);
     if (merged != MPI_INFO_NULL)
@@ -380,45 +483,78 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     if (rc == MPI_SUCCESS) {
         if (h5_opener != NULL)
             h5_mpi_open_seen = 1;
-        if (keeping_files()) {
-            MPI_Info used = MPI_INFO_NULL;
-            if (PMPI_File_get_info(*fh, &used) == MPI_SUCCESS) {
-                record_file(filename, h5_opener != NULL ? h5_opener : "MPI_File_open", used);
-                PMPI_Info_free(&used);
-            }
+        if (!opened_mpi_io) {
+            opened_mpi_io = 1;
+            flush_warnings();
         }
+        if (tracking())
+            record_open(filename, h5_opener != NULL ? h5_opener : "MPI_File_open", comm, amode,
+                        *fh, t_open);
+    }
+    return rc;
+}
+
+int MPI_File_close(MPI_File *fh)
+{
+    struct open_rec *rec = fh != NULL ? open_of(*fh) : NULL;
+    int rc = PMPI_File_close(fh);
+    if (rec != NULL) {
+        pthread_mutex_lock(&opens_lock);
+        rec->t_close = PMPI_Wtime();
+        rec->closed = 1;
+        rec->fh = MPI_FILE_NULL; /* the handle value may be reused by a later open */
+        pthread_mutex_unlock(&opens_lock);
     }
     return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Write calls: time in the call and bytes requested                                    */
+/* Read and write calls: time in the call and bytes requested                           */
 /* ------------------------------------------------------------------------------------ */
 
-/* Nanoseconds, so that the sum can be updated atomically like the byte count. */
-static uint64_t write_ns, write_bytes, write_calls;
+/* This process's totals over all files. Nanoseconds, so that sums are updated
+ * atomically like the byte counts. */
+static uint64_t write_ns, write_bytes, write_calls, read_ns, read_bytes, read_calls;
 
-static void account(double t0, double t1, MPI_Count count, MPI_Datatype type, int rc, int call)
+/* Add VALUE to the counter at POINTER, atomically. */
+#define ADD(POINTER, VALUE) __atomic_fetch_add((POINTER), (uint64_t)(VALUE), __ATOMIC_RELAXED)
+
+/* Account one call (call = 0: the *_end half of a split collective, time only) to the
+ * totals and to rec (NULL: untracked file). */
+static void account(struct open_rec *rec, int writing, int coll, double t0, double t1,
+                    MPI_Count count, MPI_Datatype type, int rc, int call)
 {
     uint64_t ns = t1 > t0 ? (uint64_t)((t1 - t0) * 1e9) : 0;
-    __atomic_fetch_add(&write_ns, ns, __ATOMIC_RELAXED);
+    ADD(writing ? &write_ns : &read_ns, ns);
+    if (rec != NULL)
+        ADD(writing ? &rec->write_ns : &rec->read_ns, ns);
     if (rc != MPI_SUCCESS || !call)
         return;
     MPI_Count size = 0;
+    uint64_t bytes = 0;
     if (count > 0 && PMPI_Type_size_x(type, &size) == MPI_SUCCESS && size > 0)
-        __atomic_fetch_add(&write_bytes, (uint64_t)count * (uint64_t)size, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&write_calls, 1, __ATOMIC_RELAXED);
+        bytes = (uint64_t)count * (uint64_t)size;
+    ADD(writing ? &write_bytes : &read_bytes, bytes);
+    ADD(writing ? &write_calls : &read_calls, 1);
+    if (rec != NULL) {
+        ADD(writing ? &rec->bytes_written : &rec->bytes_read, bytes);
+        ADD(writing ? &rec->write_calls : &rec->read_calls, 1);
+        if (writing && coll)
+            ADD(&rec->coll_bytes_written, bytes);
+    }
 }
 
-/* A write call: time the PMPI call, count its bytes. */
 /* ------------------------------------------------------------------------------------ */
 /* Who writes to the file system                                                        */
 /* ------------------------------------------------------------------------------------ */
 
 /* The POSIX writes this rank makes inside MPI-IO write calls: whether a rank writes to the
  * file system at all shows whether collective buffering (romio_cb_write, cb_nodes) took
- * effect, where MPI_File_get_info cannot tell (Open MPI returns the hints given). */
-static __thread int in_mpi_write;
+ * effect, where MPI_File_get_info cannot tell (Open MPI returns the hints given); inside
+ * collective writes, the ranks that write are the aggregators, a second witness of
+ * cb_nodes beside the hints read back. */
+static __thread int in_mpi_write, in_coll_write;
+static __thread struct open_rec *writing_to;
 static uint64_t posix_bytes, posix_calls;
 
 typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
@@ -438,8 +574,14 @@ static void *next_posix(const char *name)
 static ssize_t counted(ssize_t done)
 {
     if (in_mpi_write > 0 && done > 0) {
-        __atomic_fetch_add(&posix_bytes, (uint64_t)done, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&posix_calls, 1, __ATOMIC_RELAXED);
+        ADD(&posix_bytes, done);
+        ADD(&posix_calls, 1);
+        struct open_rec *rec = writing_to;
+        if (rec != NULL) {
+            ADD(&rec->fs_bytes, done);
+            if (in_coll_write)
+                ADD(&rec->coll_fs_bytes, done);
+        }
     }
     return done;
 }
@@ -465,212 +607,426 @@ POSIX_WRAPPER(pwritev_fn, pwritev64, (int fd, const struct iovec *iov, int n, of
               (fd, iov, n, off))
 POSIX_WRAPPER(write_fn, write, (int fd, const void *buf, size_t n), (fd, buf, n))
 
-#define TIMED_WRITE(COUNT, TYPE, PCALL)                 \
-    do {                                                \
-        double t0_ = PMPI_Wtime();                      \
-        in_mpi_write++;                                 \
-        int rc_ = PCALL;                                \
-        in_mpi_write--;                                 \
-        account(t0_, PMPI_Wtime(), COUNT, TYPE, rc_, 1); \
-        return rc_;                                     \
+/* One MPI-IO call on FH: WRITING 1 for a write, 0 for a read; COLL 1 for a collective
+ * call; CALL 0 for the *_end half of a split collective (its bytes were counted at
+ * *_begin, only its time is added). */
+#define TIMED(FH, WRITING, COLL, CALL, COUNT, TYPE, PCALL)                                  \
+    do {                                                                                    \
+        struct open_rec *rec_ = S.out != NULL ? open_of(FH) : NULL;                         \
+        double t0_ = PMPI_Wtime();                                                          \
+        if (WRITING) {                                                                      \
+            in_mpi_write++;                                                                 \
+            in_coll_write = (COLL);                                                         \
+            writing_to = rec_;                                                              \
+        }                                                                                   \
+        int rc_ = PCALL;                                                                    \
+        if (WRITING) {                                                                      \
+            in_mpi_write--;                                                                 \
+            in_coll_write = 0;                                                              \
+            writing_to = NULL;                                                              \
+        }                                                                                   \
+        account(rec_, WRITING, COLL, t0_, PMPI_Wtime(), COUNT, TYPE, rc_, CALL);            \
+        return rc_;                                                                         \
     } while (0)
 
-/* The *_end half of a split collective: time only (bytes were counted at *_begin). */
-#define TIMED_END(PCALL)                                             \
-    do {                                                             \
-        double t0_ = PMPI_Wtime();                                   \
-        in_mpi_write++;                                              \
-        int rc_ = PCALL;                                             \
-        in_mpi_write--;                                              \
-        account(t0_, PMPI_Wtime(), 0, MPI_DATATYPE_NULL, rc_, 0);    \
-        return rc_;                                                  \
-    } while (0)
+#define TIMED_WRITE(FH, COLL, COUNT, TYPE, PCALL) TIMED(FH, 1, COLL, 1, COUNT, TYPE, PCALL)
+#define TIMED_READ(FH, COLL, COUNT, TYPE, PCALL) TIMED(FH, 0, COLL, 1, COUNT, TYPE, PCALL)
+#define TIMED_WRITE_END(FH, PCALL) TIMED(FH, 1, 1, 0, 0, MPI_DATATYPE_NULL, PCALL)
+#define TIMED_READ_END(FH, PCALL) TIMED(FH, 0, 1, 0, 0, MPI_DATATYPE_NULL, PCALL)
 
-int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Status *st)
+/* Writes. */
+
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                   MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_write(fh, buf, count, type, st));
 }
 
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                        MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_all(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_all(fh, buf, count, type, st));
 }
 
-int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
-                      MPI_Status *st)
+int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count,
+                      MPI_Datatype type, MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_at(fh, off, buf, count, type, st));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_write_at(fh, off, buf, count, type, st));
 }
 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count,
                           MPI_Datatype type, MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_at_all(fh, off, buf, count, type, st));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_at_all(fh, off, buf, count, type, st));
 }
 
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                           MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_shared(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_write_shared(fh, buf, count, type, st));
 }
 
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                            MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_ordered(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_ordered(fh, buf, count, type, st));
 }
 
-/* Non-blocking writes: the bytes are counted when posted and only the time of the
- * posting call is measured (the completion in MPI_Wait/MPI_Test is not seen). */
-int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *rq)
+/* Non-blocking: the bytes are counted when posted and only the time of the posting
+ * call is measured (the completion in MPI_Wait/MPI_Test is not seen). */
+
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                    MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite(fh, buf, count, type, rq));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_iwrite(fh, buf, count, type, rq));
 }
 
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset off, const void *buf, int count,
                        MPI_Datatype type, MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_at(fh, off, buf, count, type, rq));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_iwrite_at(fh, off, buf, count, type, rq));
 }
 
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                            MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_shared(fh, buf, count, type, rq));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_iwrite_shared(fh, buf, count, type, rq));
 }
 
 #if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
+
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                         MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_all(fh, buf, count, type, rq));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_iwrite_all(fh, buf, count, type, rq));
 }
 
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count,
                            MPI_Datatype type, MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_at_all(fh, off, buf, count, type, rq));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_iwrite_at_all(fh, off, buf, count, type, rq));
 }
+
 #endif
 
 /* Split collectives: bytes at *_begin, time of both halves. */
+
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_all_begin(fh, buf, count, type));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_all_begin(fh, buf, count, type));
 }
 
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
-    TIMED_END(PMPI_File_write_all_end(fh, buf, st));
+    TIMED_WRITE_END(fh, PMPI_File_write_all_end(fh, buf, st));
 }
 
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count,
                                 MPI_Datatype type)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_at_all_begin(fh, off, buf, count, type));
+    TIMED_WRITE(fh, 1, count, type,
+                PMPI_File_write_at_all_begin(fh, off, buf, count, type));
 }
 
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
-    TIMED_END(PMPI_File_write_at_all_end(fh, buf, st));
+    TIMED_WRITE_END(fh, PMPI_File_write_at_all_end(fh, buf, st));
 }
 
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_ordered_begin(fh, buf, count, type));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_ordered_begin(fh, buf, count, type));
 }
 
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *st)
 {
-    TIMED_END(PMPI_File_write_ordered_end(fh, buf, st));
+    TIMED_WRITE_END(fh, PMPI_File_write_ordered_end(fh, buf, st));
 }
 
 #if MPI_VERSION >= 4
 /* MPI-4 large-count variants (mpi4py >= 4 calls these when the library has them). */
+
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
                      MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_c(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_write_c(fh, buf, count, type, st));
 }
 
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
                          MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_all_c(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_all_c(fh, buf, count, type, st));
 }
 
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count,
                         MPI_Datatype type, MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_at_c(fh, off, buf, count, type, st));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_write_at_c(fh, off, buf, count, type, st));
 }
 
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count,
                             MPI_Datatype type, MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_at_all_c(fh, off, buf, count, type, st));
+    TIMED_WRITE(fh, 1, count, type,
+                PMPI_File_write_at_all_c(fh, off, buf, count, type, st));
 }
 
-int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
-                            MPI_Status *st)
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count,
+                            MPI_Datatype type, MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_shared_c(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_write_shared_c(fh, buf, count, type, st));
 }
 
-int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
-                             MPI_Status *st)
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count,
+                             MPI_Datatype type, MPI_Status *st)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_ordered_c(fh, buf, count, type, st));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_ordered_c(fh, buf, count, type, st));
 }
 
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
                       MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_c(fh, buf, count, type, rq));
-}
-
-int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
-                          MPI_Request *rq)
-{
-    TIMED_WRITE(count, type, PMPI_File_iwrite_all_c(fh, buf, count, type, rq));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_iwrite_c(fh, buf, count, type, rq));
 }
 
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count,
                          MPI_Datatype type, MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_at_c(fh, off, buf, count, type, rq));
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_iwrite_at_c(fh, off, buf, count, type, rq));
+}
+
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count,
+                             MPI_Datatype type, MPI_Request *rq)
+{
+    TIMED_WRITE(fh, 0, count, type, PMPI_File_iwrite_shared_c(fh, buf, count, type, rq));
+}
+
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                          MPI_Request *rq)
+{
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_iwrite_all_c(fh, buf, count, type, rq));
 }
 
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count,
                              MPI_Datatype type, MPI_Request *rq)
 {
-    TIMED_WRITE(count, type, PMPI_File_iwrite_at_all_c(fh, off, buf, count, type, rq));
-}
-
-int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype type,
-                             MPI_Request *rq)
-{
-    TIMED_WRITE(count, type, PMPI_File_iwrite_shared_c(fh, buf, count, type, rq));
+    TIMED_WRITE(fh, 1, count, type,
+                PMPI_File_iwrite_at_all_c(fh, off, buf, count, type, rq));
 }
 
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
                                MPI_Datatype type)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_all_begin_c(fh, buf, count, type));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_all_begin_c(fh, buf, count, type));
 }
 
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset off, const void *buf,
                                   MPI_Count count, MPI_Datatype type)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_at_all_begin_c(fh, off, buf, count, type));
+    TIMED_WRITE(fh, 1, count, type,
+                PMPI_File_write_at_all_begin_c(fh, off, buf, count, type));
 }
 
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
                                    MPI_Datatype type)
 {
-    TIMED_WRITE(count, type, PMPI_File_write_ordered_begin_c(fh, buf, count, type));
+    TIMED_WRITE(fh, 1, count, type, PMPI_File_write_ordered_begin_c(fh, buf, count, type));
 }
+
+#endif
+
+/* Reads. */
+
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *st)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_read(fh, buf, count, type, st));
+}
+
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *st)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_all(fh, buf, count, type, st));
+}
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype type,
+                     MPI_Status *st)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_read_at(fh, off, buf, count, type, st));
+}
+
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset off, void *buf, int count,
+                         MPI_Datatype type, MPI_Status *st)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_at_all(fh, off, buf, count, type, st));
+}
+
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                         MPI_Status *st)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_read_shared(fh, buf, count, type, st));
+}
+
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                          MPI_Status *st)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_ordered(fh, buf, count, type, st));
+}
+
+/* Non-blocking: the bytes are counted when posted and only the time of the posting
+ * call is measured (the completion in MPI_Wait/MPI_Test is not seen). */
+
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *rq)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_iread(fh, buf, count, type, rq));
+}
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset off, void *buf, int count, MPI_Datatype type,
+                      MPI_Request *rq)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_iread_at(fh, off, buf, count, type, rq));
+}
+
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                          MPI_Request *rq)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_iread_shared(fh, buf, count, type, rq));
+}
+
+#if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
+
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                       MPI_Request *rq)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_iread_all(fh, buf, count, type, rq));
+}
+
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset off, void *buf, int count,
+                          MPI_Datatype type, MPI_Request *rq)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_iread_at_all(fh, off, buf, count, type, rq));
+}
+
+#endif
+
+/* Split collectives: bytes at *_begin, time of both halves. */
+
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_all_begin(fh, buf, count, type));
+}
+
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *st)
+{
+    TIMED_READ_END(fh, PMPI_File_read_all_end(fh, buf, st));
+}
+
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset off, void *buf, int count,
+                               MPI_Datatype type)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_at_all_begin(fh, off, buf, count, type));
+}
+
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *st)
+{
+    TIMED_READ_END(fh, PMPI_File_read_at_all_end(fh, buf, st));
+}
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_ordered_begin(fh, buf, count, type));
+}
+
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *st)
+{
+    TIMED_READ_END(fh, PMPI_File_read_ordered_end(fh, buf, st));
+}
+
+#if MPI_VERSION >= 4
+/* MPI-4 large-count variants (mpi4py >= 4 calls these when the library has them). */
+
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                    MPI_Status *st)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_read_c(fh, buf, count, type, st));
+}
+
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Status *st)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_all_c(fh, buf, count, type, st));
+}
+
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count,
+                       MPI_Datatype type, MPI_Status *st)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_read_at_c(fh, off, buf, count, type, st));
+}
+
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count,
+                           MPI_Datatype type, MPI_Status *st)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_at_all_c(fh, off, buf, count, type, st));
+}
+
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                           MPI_Status *st)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_read_shared_c(fh, buf, count, type, st));
+}
+
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Status *st)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_ordered_c(fh, buf, count, type, st));
+}
+
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                     MPI_Request *rq)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_iread_c(fh, buf, count, type, rq));
+}
+
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count,
+                        MPI_Datatype type, MPI_Request *rq)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_iread_at_c(fh, off, buf, count, type, rq));
+}
+
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Request *rq)
+{
+    TIMED_READ(fh, 0, count, type, PMPI_File_iread_shared_c(fh, buf, count, type, rq));
+}
+
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type,
+                         MPI_Request *rq)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_iread_all_c(fh, buf, count, type, rq));
+}
+
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count,
+                            MPI_Datatype type, MPI_Request *rq)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_iread_at_all_c(fh, off, buf, count, type, rq));
+}
+
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype type)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_all_begin_c(fh, buf, count, type));
+}
+
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset off, void *buf, MPI_Count count,
+                                 MPI_Datatype type)
+{
+    TIMED_READ(fh, 1, count, type,
+               PMPI_File_read_at_all_begin_c(fh, off, buf, count, type));
+}
+
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count,
+                                  MPI_Datatype type)
+{
+    TIMED_READ(fh, 1, count, type, PMPI_File_read_ordered_begin_c(fh, buf, count, type));
+}
+
 #endif
 
 /* ------------------------------------------------------------------------------------ */
@@ -949,8 +1305,8 @@ static void read_hdf5_back(hid_t fid)
         if (mine_ >= 0)                                                                     \
             H5.pclose(mine_);                                                               \
         read_hdf5_back(fid_);                                                               \
-        if (fid_ >= 0 && !seen_ && NAME != NULL && keeping_files())                         \
-            record_file(NAME, OPENER, MPI_INFO_NULL);                                       \
+        if (fid_ >= 0 && !seen_ && NAME != NULL && tracking())                              \
+            record_open(NAME, OPENER, MPI_COMM_NULL, 0, MPI_FILE_NULL, PMPI_Wtime());        \
         return fid_;                                                                        \
     } while (0)
 
@@ -982,6 +1338,219 @@ hid_t H5Fopen(const char *filename, unsigned flags, hid_t fapl_id)
 #define CALL_OPEN(F) real(filename, flags, F)
     WITH_TUNED_FAPL("H5Fopen", filename, fapl_id, where, CALL_OPEN);
 #undef CALL_OPEN
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* MPI_Finalize: the opens of all ranks gathered on rank 0 and merged                    */
+/* ------------------------------------------------------------------------------------ */
+
+/* Each rank packs its opens into bytes (native layout: every rank runs the same build on
+ * the same kind of machine); world rank 0 gathers them and merges the ranks of each open. */
+struct buf {
+    char *data;
+    size_t len, cap;
+    int failed;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        char *data = realloc(b->data, cap);
+        if (data == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->data = data;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void put_u64(struct buf *b, uint64_t v) { put(b, &v, sizeof v); }
+static void put_i64(struct buf *b, int64_t v) { put(b, &v, sizeof v); }
+static void put_f64(struct buf *b, double v) { put(b, &v, sizeof v); }
+
+/* Length, then the bytes with their NUL, so the gathered buffer can be read in place. */
+static void put_str(struct buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    put_u64(b, (uint64_t)n);
+    put(b, s, n + 1);
+}
+
+struct reader {
+    const char *p, *end;
+    int failed;
+};
+
+static const char *take(struct reader *r, size_t n)
+{
+    if (r->failed || (size_t)(r->end - r->p) < n) {
+        r->failed = 1;
+        return NULL;
+    }
+    const char *at = r->p;
+    r->p += n;
+    return at;
+}
+
+#define GETTER(NAME, TYPE)                                                                  \
+    static TYPE NAME(struct reader *r)                                                      \
+    {                                                                                       \
+        TYPE v = 0;                                                                         \
+        const char *at = take(r, sizeof v);                                                 \
+        if (at != NULL)                                                                     \
+            memcpy(&v, at, sizeof v);                                                       \
+        return v;                                                                           \
+    }
+GETTER(get_u64, uint64_t)
+GETTER(get_i64, int64_t)
+GETTER(get_f64, double)
+
+static const char *get_str(struct reader *r)
+{
+    uint64_t n = get_u64(r);
+    const char *s = n < (uint64_t)(r->end - r->p) ? take(r, (size_t)n + 1) : NULL;
+    if (s == NULL || s[n] != '\0') {
+        r->failed = 1;
+        return NULL;
+    }
+    return s;
+}
+
+/* One open as one rank saw it; "now" closes an open the program never closed. */
+static void pack_open(struct buf *b, const struct open_rec *o, double now)
+{
+    put_str(b, o->path);
+    put_str(b, o->opened_by);
+    put_i64(b, o->leader);
+    put_i64(b, o->comm_size);
+    put_i64(b, o->seq);
+    put_i64(b, o->amode);
+    put_i64(b, o->closed);
+    put_f64(b, (o->closed ? o->t_close : now) - o->t_open);
+    put_f64(b, (double)__atomic_load_n(&o->write_ns, __ATOMIC_RELAXED) * 1e-9);
+    put_f64(b, (double)__atomic_load_n(&o->read_ns, __ATOMIC_RELAXED) * 1e-9);
+    put_u64(b, __atomic_load_n(&o->bytes_written, __ATOMIC_RELAXED));
+    put_u64(b, __atomic_load_n(&o->bytes_read, __ATOMIC_RELAXED));
+    put_u64(b, __atomic_load_n(&o->coll_bytes_written, __ATOMIC_RELAXED));
+    put_u64(b, __atomic_load_n(&o->fs_bytes, __ATOMIC_RELAXED));
+    put_u64(b, __atomic_load_n(&o->coll_fs_bytes, __ATOMIC_RELAXED));
+    put_u64(b, __atomic_load_n(&o->write_calls, __ATOMIC_RELAXED));
+    put_u64(b, __atomic_load_n(&o->read_calls, __ATOMIC_RELAXED));
+    put_i64(b, o->is_leader ? o->nhints : -1); /* -1: the leader's record has the hints */
+    for (int i = 0; o->is_leader && i < o->nhints; i++) {
+        put_str(b, o->hints[i].key);
+        put_str(b, o->hints[i].value);
+    }
+}
+
+/* One open of the report: the ranks of a collective open merged. Times are the slowest
+ * rank's, bytes and calls summed, ranks_* count the ranks that did the thing. */
+struct merged {
+    const char *path, *opened_by;
+    int64_t leader, comm_size, seq, amode;
+    int ranks, closed_ranks;
+    double open_s, write_s, read_s;
+    uint64_t bytes_written, bytes_read, write_calls, read_calls;
+    int ranks_writing, ranks_writing_to_files, ranks_coll, ranks_coll_fs;
+    int64_t nhints;        /* -1 until the leader's record is seen */
+    const char *hints_at;  /* the leader's packed hints, in the gathered buffer */
+    int file;              /* index among the report's files, -1 when not listed */
+    int next;              /* next in the hash bucket, -1 at the end */
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t key_hash(const char *path, const char *by, int64_t leader, int64_t size,
+                         int64_t seq)
+{
+    uint64_t h = fnv(14695981039346656037ULL, path, strlen(path) + 1);
+    h = fnv(h, by, strlen(by) + 1);
+    h = fnv(h, &leader, sizeof leader);
+    h = fnv(h, &size, sizeof size);
+    return fnv(h, &seq, sizeof seq);
+}
+
+/* Merge the packed opens of all ranks (all[0..total)); returns the opens in the order
+ * first seen (rank 0's first, in its order of opening) and sets *n; NULL on failure. */
+static struct merged *merge_opens(const char *all, size_t total, int *n)
+{
+    *n = 0;
+    /* Count the records first, to size the table: every record has at least this much. */
+    size_t least = 2 * 8 + 2 + 5 * 8 + 3 * 8 + 7 * 8 + 8;
+    size_t cap = total / least + 1, buckets = 16;
+    while (buckets < 2 * cap)
+        buckets *= 2;
+    struct merged *out = calloc(cap, sizeof *out);
+    int *heads = malloc(buckets * sizeof *heads);
+    if (out == NULL || heads == NULL) {
+        free(out);
+        free(heads);
+        return NULL;
+    }
+    for (size_t i = 0; i < buckets; i++)
+        heads[i] = -1;
+    struct reader r = {all, all + total, 0};
+    while (r.p < r.end && !r.failed) {
+        const char *path = get_str(&r), *by = get_str(&r);
+        int64_t leader = get_i64(&r), size = get_i64(&r), seq = get_i64(&r);
+        int64_t amode = get_i64(&r), closed = get_i64(&r);
+        double open_s = get_f64(&r), write_s = get_f64(&r), read_s = get_f64(&r);
+        uint64_t bw = get_u64(&r), br = get_u64(&r), cbw = get_u64(&r);
+        uint64_t fsb = get_u64(&r), cfsb = get_u64(&r), wc = get_u64(&r), rc = get_u64(&r);
+        int64_t nhints = get_i64(&r);
+        const char *hints_at = r.p;
+        for (int64_t i = 0; i < 2 * nhints && !r.failed; i++)
+            get_str(&r);
+        if (r.failed || (size_t)*n >= cap)
+            break;
+        uint64_t h = key_hash(path, by, leader, size, seq) & (buckets - 1);
+        int at = heads[h];
+        while (at >= 0 && !(out[at].leader == leader && out[at].comm_size == size
+                            && out[at].seq == seq && strcmp(out[at].path, path) == 0
+                            && strcmp(out[at].opened_by, by) == 0))
+            at = out[at].next;
+        if (at < 0) {
+            at = (*n)++;
+            out[at] = (struct merged){.path = path, .opened_by = by, .leader = leader,
+                                      .comm_size = size, .seq = seq, .amode = amode,
+                                      .nhints = -1, .file = -1, .next = heads[h]};
+            heads[h] = at;
+        }
+        struct merged *m = &out[at];
+        m->ranks++;
+        m->closed_ranks += closed != 0;
+        m->open_s = open_s > m->open_s ? open_s : m->open_s;
+        m->write_s = write_s > m->write_s ? write_s : m->write_s;
+        m->read_s = read_s > m->read_s ? read_s : m->read_s;
+        m->bytes_written += bw;
+        m->bytes_read += br;
+        m->write_calls += wc;
+        m->read_calls += rc;
+        m->ranks_writing += bw > 0;
+        m->ranks_writing_to_files += fsb > 0;
+        m->ranks_coll += cbw > 0;
+        m->ranks_coll_fs += cfsb > 0;
+        if (nhints >= 0) {
+            m->nhints = nhints;
+            m->hints_at = hints_at;
+        }
+    }
+    free(heads);
+    return out;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1043,18 +1612,131 @@ static void json_object(FILE *f, const struct kv *pairs, int n)
     fputc('}', f);
 }
 
-/* Rank 0's totals of who wrote, for the report (see "Who writes to the file system"). */
-static struct {
-    int data_ranks, writers;
-    unsigned long long bytes;
-} posix_report;
+/* The hints an open's leader packed (null when its record is missing). */
+static void json_packed_hints(FILE *f, const struct merged *m, const char *end)
+{
+    if (m->nhints < 0) {
+        fputs("null", f);
+        return;
+    }
+    struct reader r = {m->hints_at, end, 0};
+    fputc('{', f);
+    for (int64_t i = 0; i < m->nhints; i++) {
+        const char *key = get_str(&r), *value = get_str(&r);
+        if (r.failed)
+            break;
+        if (i)
+            fputs(", ", f);
+        json_string(f, key);
+        fputs(": ", f);
+        json_string(f, value);
+    }
+    fputc('}', f);
+}
 
-static void write_report(const char *path, int ranks, double time_s, uint64_t bytes,
-                         uint64_t calls)
+/* Whether open a moved more data than b: more bytes, then a larger communicator. */
+static int moved_more(const struct merged *a, const struct merged *b)
+{
+    uint64_t x = a->bytes_written + a->bytes_read, y = b->bytes_written + b->bytes_read;
+    return x != y ? x > y : a->comm_size > b->comm_size;
+}
+
+/* A file of the report: its opens with the same path and opener. */
+struct file_group {
+    const char *path, *opened_by;
+    int data; /* its open that moved the most data (moved_more), whose hints it shows */
+    uint64_t bytes_written, bytes_read;
+    double open_s; /* its opens' open-to-close times (slowest rank each), added */
+};
+
+/* What the report says beyond the opens, reduced over the ranks. */
+struct totals {
+    int ranks;
+    double write_s, read_s;                /* slowest rank's time in the calls */
+    unsigned long long sums[5];            /* write bytes, calls; read bytes, calls; POSIX */
+    int writers[2];                        /* ranks writing through MPI-IO, to files then */
+    unsigned long long opens_omitted;
+};
+
+static void write_files(FILE *f, struct merged *m, int n, const char *end,
+                        unsigned long long *omitted)
+{
+    static struct file_group groups[MAX_FILES];
+    int ngroups = 0, listed = 0;
+    unsigned long long files_omitted = 0;
+    for (int i = 0; i < n; i++) {
+        int g = 0;
+        while (g < ngroups && !(strcmp(groups[g].path, m[i].path) == 0
+                                && strcmp(groups[g].opened_by, m[i].opened_by) == 0))
+            g++;
+        if (g == ngroups) {
+            if (ngroups == MAX_FILES) {
+                files_omitted++;
+                (*omitted)++;
+                continue;
+            }
+            groups[ngroups++] = (struct file_group){m[i].path, m[i].opened_by, i, 0, 0, 0};
+        }
+        m[i].file = g;
+        groups[g].bytes_written += m[i].bytes_written;
+        groups[g].bytes_read += m[i].bytes_read;
+        groups[g].open_s += m[i].open_s;
+        if (moved_more(&m[i], &m[groups[g].data]))
+            groups[g].data = i;
+    }
+    fputs(" \"files\": [", f);
+    for (int g = 0; g < ngroups; g++) {
+        fputs(g ? ",\n   " : "\n   ", f);
+        fputs("{\"path\": ", f);
+        json_string(f, groups[g].path);
+        fputs(", \"opened_by\": ", f);
+        json_string(f, groups[g].opened_by);
+        fputs(", \"hints_in_effect\": ", f);
+        if (m[groups[g].data].nhints < 0)
+            fputs("{}", f);
+        else
+            json_packed_hints(f, &m[groups[g].data], end);
+        fprintf(f, ",\n    \"bytes_written\": %llu, \"bytes_read\": %llu, \"open_s\": %.9g, "
+                   "\"opens\": [",
+                (unsigned long long)groups[g].bytes_written,
+                (unsigned long long)groups[g].bytes_read, groups[g].open_s);
+        const char *sep = "";
+        for (int i = 0; i < n; i++) {
+            if (m[i].file != g)
+                continue;
+            if (listed == MAX_REPORT_OPENS) {
+                (*omitted)++;
+                continue;
+            }
+            listed++;
+            const struct merged *o = &m[i];
+            fprintf(f, "%s\n     {\"comm_size\": %lld, \"amode\": %lld, \"ranks\": %d, "
+                       "\"closed\": %s, \"open_to_close_s\": %.9g, \"write_s\": %.9g, "
+                       "\"read_s\": %.9g, \"bytes_written\": %llu, \"bytes_read\": %llu, "
+                       "\"write_calls\": %llu, \"read_calls\": %llu, \"ranks_writing\": %d, "
+                       "\"ranks_writing_to_files\": %d, \"ranks_writing_collectively\": %d, "
+                       "\"ranks_writing_to_files_collectively\": %d, \"hints_in_effect\": ",
+                    sep, (long long)o->comm_size, (long long)o->amode, o->ranks,
+                    o->closed_ranks == o->ranks ? "true" : "false", o->open_s, o->write_s,
+                    o->read_s, (unsigned long long)o->bytes_written,
+                    (unsigned long long)o->bytes_read, (unsigned long long)o->write_calls,
+                    (unsigned long long)o->read_calls, o->ranks_writing,
+                    o->ranks_writing_to_files, o->ranks_coll, o->ranks_coll_fs);
+            json_packed_hints(f, o, end);
+            fputc('}', f);
+            sep = ",";
+        }
+        fputs("]}", f);
+    }
+    fprintf(f, "],\n \"files_omitted\": %llu,\n", files_omitted);
+}
+
+static void write_report(const char *path, const struct totals *t, struct merged *m, int n,
+                         const char *end)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        warn("IOTUNE_PRELOAD_OUT path too long; no report written");
+        fprintf(stderr, PREFIX "IOTUNE_PRELOAD_OUT path too long; no report written\n");
         return;
     }
     FILE *f = fopen(tmp, "w");
@@ -1063,7 +1745,7 @@ static void write_report(const char *path, int ranks, double time_s, uint64_t by
         return;
     }
     fprintf(f, "{\"preload\": \"iotune\", \"version\": %d, \"ranks\": %d,\n", REPORT_VERSION,
-            ranks);
+            t->ranks);
     /* Which MPI and, for Open MPI, which MPI-IO layer was asked for: Open MPI's
      * MPI_File_get_info returns the hints given, so iotune judges them by these. */
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -1083,24 +1765,14 @@ static void write_report(const char *path, int ranks, double time_s, uint64_t by
     fputs(",\n", f);
     fputs(" \"settings_applied\": ", f);
     json_object(f, S.applied, S.napplied);
-    fputs(",\n \"files\": [", f);
-    pthread_mutex_lock(&files_lock);
-    for (int i = 0; i < nfiles; i++) {
-        fputs(i ? ",\n   " : "\n   ", f);
-        fputs("{\"path\": ", f);
-        json_string(f, files[i].path);
-        fputs(", \"opened_by\": ", f);
-        json_string(f, files[i].opened_by);
-        fputs(", \"hints_in_effect\": ", f);
-        json_object(f, files[i].hints, files[i].nhints);
-        fputc('}', f);
-    }
-    fprintf(f, "],\n \"files_omitted\": %llu,\n", files_omitted);
-    pthread_mutex_unlock(&files_lock);
-    /* Rank 0's read-back (every rank opens the same file with the same settings). */
+    fputs(",\n", f);
+    unsigned long long omitted = t->opens_omitted;
+    write_files(f, m, n, end, &omitted);
+    fprintf(f, " \"opens_omitted\": %llu,\n", omitted);
     fprintf(f, " \"file_system_writes\": {\"ranks_writing_mpi_io\": %d, "
                "\"ranks_writing_to_files\": %d, \"bytes\": %llu},\n",
-            posix_report.data_ranks, posix_report.writers, posix_report.bytes);
+            t->writers[0], t->writers[1], t->sums[4]);
+    /* Rank 0's read-back (every rank opens the same file with the same settings). */
     fputs(" \"hdf5_settings_in_effect\": {", f);
     if (h5_in_effect.seen) {
         const char *sep = "";
@@ -1132,47 +1804,141 @@ static void write_report(const char *path, int ranks, double time_s, uint64_t by
             fputs(", ", f);
         json_string(f, warnings[i]);
     }
-    fprintf(f, "],\n \"write_time_s\": %.9g, \"bytes_written\": %llu, \"write_calls\": %llu}\n",
-            time_s, (unsigned long long)bytes, (unsigned long long)calls);
+    fprintf(f, "],\n \"write_time_s\": %.9g, \"bytes_written\": %llu, \"write_calls\": %llu,\n"
+               " \"read_time_s\": %.9g, \"bytes_read\": %llu, \"read_calls\": %llu}\n",
+            t->write_s, t->sums[0], t->sums[1], t->read_s, t->sums[2], t->sums[3]);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         fprintf(stderr, PREFIX "cannot write %s: %s\n", path, strerror(errno));
         unlink(tmp);
     }
 }
 
+/* One rank's part of the report: its totals, then up to REPORT_CHUNK bytes of its packed
+ * opens, sent to world rank 0 as one message (every rank runs the same build). */
+#define REPORT_CHUNK (1 << 20)
+#define REPORT_TAG 32766      /* below 32767, the smallest MPI_TAG_UB MPI allows */
+#define REPORT_MAGIC 0x696f74756e65ULL /* "iotune": a stray message is not taken for ours */
+struct rank_totals {
+    unsigned long long magic;
+    double write_s, read_s;
+    unsigned long long sums[5];      /* as in struct totals */
+    unsigned long long kept, dropped; /* opens packed, and opens the report cannot show */
+};
+
+/* Send every rank's part to world rank 0, which merges them and writes the report. Every
+ * rank calls it. Point to point rather than collectives: the other ranks send and go on
+ * into MPI_Finalize without waiting for rank 0 (small messages are sent eagerly), which
+ * matters where ranks share busy cores. MPI_Finalize requires the program's own messages
+ * to be complete, so REPORT_TAG on MPI_COMM_WORLD meets none of them. */
+static void report(void)
+{
+    struct totals t = {0};
+    int me = world_rank();
+    PMPI_Comm_size(MPI_COMM_WORLD, &t.ranks);
+
+    struct rank_totals mine = {
+        REPORT_MAGIC,
+        (double)__atomic_load_n(&write_ns, __ATOMIC_RELAXED) * 1e-9,
+        (double)__atomic_load_n(&read_ns, __ATOMIC_RELAXED) * 1e-9,
+        {__atomic_load_n(&write_bytes, __ATOMIC_RELAXED),
+         __atomic_load_n(&write_calls, __ATOMIC_RELAXED),
+         __atomic_load_n(&read_bytes, __ATOMIC_RELAXED),
+         __atomic_load_n(&read_calls, __ATOMIC_RELAXED),
+         __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED)},
+        0, 0};
+    struct buf b = {0};
+    put(&b, &mine, sizeof mine);
+    double now = PMPI_Wtime();
+    pthread_mutex_lock(&opens_lock);
+    mine.dropped = opens_dropped;
+    for (int i = 0; i < nopens; i++) {
+        size_t before = b.len;
+        pack_open(&b, opens[i], now);
+        if (b.failed || b.len - sizeof mine > REPORT_CHUNK) {
+            b.len = before; /* this open and the rest do not fit */
+            b.failed = 0;
+            mine.dropped += (unsigned long long)(nopens - i);
+            break;
+        }
+        mine.kept++;
+    }
+    pthread_mutex_unlock(&opens_lock);
+    if (b.data == NULL || b.len < sizeof mine) {
+        free(b.data);
+        b = (struct buf){(char *)&mine, sizeof mine, sizeof mine, 0}; /* totals only */
+        mine.dropped += mine.kept;
+        mine.kept = 0;
+    } else {
+        memcpy(b.data, &mine, sizeof mine);
+    }
+
+    if (me != 0) {
+        PMPI_Send(b.data, (int)b.len, MPI_BYTE, 0, REPORT_TAG, MPI_COMM_WORLD);
+        if (b.data != (char *)&mine)
+            free(b.data);
+        return;
+    }
+    /* Rank 0: its own part, then each rank's; the opens are appended into one buffer. */
+    static char spare[sizeof(struct rank_totals) + REPORT_CHUNK];
+    char *part = malloc(sizeof spare);
+    if (part == NULL)
+        part = spare; /* a message must be received whatever the memory left */
+    struct buf all = {0};
+    unsigned long long dropped = 0, kept = 0;
+    for (int r = 0; r < t.ranks; r++) {
+        int count = 0;
+        if (r == 0) {
+            memcpy(part, b.data, b.len);
+            count = (int)b.len;
+        } else {
+            MPI_Status st;
+            PMPI_Recv(part, (int)sizeof spare, MPI_BYTE, r, REPORT_TAG, MPI_COMM_WORLD, &st);
+            PMPI_Get_count(&st, MPI_BYTE, &count);
+        }
+        struct rank_totals theirs;
+        if (count < (int)sizeof theirs)
+            continue;
+        memcpy(&theirs, part, sizeof theirs);
+        if (theirs.magic != REPORT_MAGIC)
+            continue;
+        t.write_s = theirs.write_s > t.write_s ? theirs.write_s : t.write_s;
+        t.read_s = theirs.read_s > t.read_s ? theirs.read_s : t.read_s;
+        for (int k = 0; k < 5; k++)
+            t.sums[k] += theirs.sums[k];
+        t.writers[0] += theirs.sums[0] > 0;
+        t.writers[1] += theirs.sums[4] > 0;
+        dropped += theirs.dropped;
+        size_t before = all.len;
+        put(&all, part + sizeof theirs, (size_t)count - sizeof theirs);
+        if (all.failed) {
+            all.len = before;
+            all.failed = 0;
+            dropped += theirs.kept;
+        } else {
+            kept += theirs.kept;
+        }
+    }
+    if (part != spare)
+        free(part);
+    if (b.data != (char *)&mine)
+        free(b.data);
+    int n = 0;
+    struct merged *m = all.len > 0 ? merge_opens(all.data, all.len, &n) : NULL;
+    t.opens_omitted = dropped + (m == NULL ? kept : 0);
+    write_report(S.out, &t, m, n, all.data != NULL ? all.data + all.len : NULL);
+    free(m);
+    free(all.data);
+}
+
 int MPI_Finalize(void)
 {
-    const char *out = getenv("IOTUNE_PRELOAD_OUT");
     ensure_settings(); /* settings_applied is reported even if nothing was opened */
     /* A program that links HDF5 statically calls its own H5Fcreate, which no preloaded
      * library can replace: say so rather than let the settings look applied. */
     if (S.any_hdf5 && __atomic_load_n(&h5_calls, __ATOMIC_RELAXED) == 0 && world_rank() == 0)
         warn("hdf5:* settings had no effect: no H5Fcreate/H5Fopen call was intercepted "
              "(the program does not use HDF5, or links it statically)");
-    if (out != NULL && *out != '\0' && world_rank() >= 0) {
-        /* Each rank's own totals; the report has the slowest rank's time and the sums. */
-        double mine_s = (double)__atomic_load_n(&write_ns, __ATOMIC_RELAXED) * 1e-9, max_s = 0;
-        unsigned long long mine[2] = {__atomic_load_n(&write_bytes, __ATOMIC_RELAXED),
-                                      __atomic_load_n(&write_calls, __ATOMIC_RELAXED)};
-        unsigned long long sums[2] = {0, 0};
-        /* Ranks that wrote through MPI-IO, and ranks that wrote to the file system then. */
-        int writing[2] = {mine[0] > 0, __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED) > 0};
-        int writers[2] = {0, 0};
-        unsigned long long posix_mine = __atomic_load_n(&posix_bytes, __ATOMIC_RELAXED);
-        unsigned long long posix_sum = 0;
-        int ranks = 0;
-        PMPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        PMPI_Reduce(&mine_s, &max_s, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        PMPI_Reduce(mine, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        PMPI_Reduce(writing, writers, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-        PMPI_Reduce(&posix_mine, &posix_sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
-                    MPI_COMM_WORLD);
-        if (world_rank() == 0) {
-            posix_report.data_ranks = writers[0];
-            posix_report.writers = writers[1];
-            posix_report.bytes = posix_sum;
-            write_report(out, ranks, max_s, sums[0], sums[1]);
-        }
-    }
+    if (S.out != NULL && world_rank() >= 0)
+        report();
     return PMPI_Finalize();
 }

@@ -8,7 +8,9 @@ dedicated measurement. Each job writes two records, both ``kind: production_job`
 
 - ``event: start``, before the application starts: the configuration chosen (``config``, its
   ``settings``), the ``role`` and ``reason`` from :func:`iotune.production.rule.choose`;
-- ``event: finish``, after it: ``status`` (``ok`` or ``failed``) and ``io_seconds``.
+- ``event: finish``, after it: ``status`` (``ok`` or ``failed``) and ``io_seconds``, with
+  ``io_source`` when they came from the preload library's report
+  (:func:`io_seconds_from_report`).
 
 The choice is made and recorded while holding the store's lock, so jobs starting at once,
 on any node, see each other's choices. A job killed before ``finish`` leaves only its start
@@ -27,7 +29,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from iotune.errors import ConfigError, StoreError
+from iotune.errors import ConfigError, DataError, StoreError
+from iotune.inputs import read_text
+from iotune.preload.report import file_io, has_opens
 from iotune.production.rule import Assessment, Choice, Run, assess, choose
 from iotune.store import Store, now_iso
 from iotune.store.lock import host_name
@@ -145,9 +149,51 @@ def check_seconds(seconds: float | None) -> float | None:
     return seconds
 
 
-def finish_job(store: Store, tag: str, job_id: str, seconds: float | None) -> dict[str, Any]:
+def io_seconds_from_report(path: os.PathLike[str] | str, pattern: str | None = None
+                           ) -> tuple[float, dict[str, Any]]:
+    """The application's I/O seconds from the preload library's report at ``path``
+    (``IOTUNE_PRELOAD_OUT``, version 2 or later): the open-to-close times (slowest rank) of
+    every open of the files whose path matches the shell ``pattern`` (all files when None),
+    added; and what was counted (``io_source`` of the finish record).
+
+    DataError naming the file or the pattern when it is not such a report, predates
+    per-file times, or no matching file has a positive time.
+    """
+    text = read_text(path, "preload report", DataError)
+    try:
+        report = json.loads(text)
+    except ValueError as exc:
+        raise DataError(f"--preload-report: {path}: not JSON ({exc})") from None
+    if not isinstance(report, dict) or report.get("preload") != "iotune":
+        raise DataError(f"--preload-report: {path}: not a report of iotune's preload library")
+    if not has_opens(report):
+        raise DataError(f"--preload-report: {path}: version {report.get('version')!r} has no "
+                        "per-file times (version 2 and later; rebuild the library with "
+                        "'python -m iotune.preload')")
+    files = file_io(report, pattern)
+    if not files:
+        everything = [f.path for f in file_io(report)]
+        if pattern is None:
+            raise DataError(f"--preload-report: {path}: the program opened no file through "
+                            "MPI-IO")
+        raise DataError(f"--files: {pattern!r} matches none of the report's "
+                        f"{len(everything)} files" + (f" (e.g. {everything[0]!r})"
+                                                      if everything else ""))
+    seconds = sum(f.seconds for f in files)
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise DataError(f"--preload-report: {path}: the matching files have no positive "
+                        f"open-to-close time ({seconds!r} s)")
+    return seconds, {"preload_report": str(path), "pattern": pattern, "files": len(files),
+                     "opens": sum(f.opens for f in files),
+                     "bytes_written": sum(f.bytes_written for f in files),
+                     "bytes_read": sum(f.bytes_read for f in files)}
+
+
+def finish_job(store: Store, tag: str, job_id: str, seconds: float | None,
+               source: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Record the end of job ``job_id``: ``ok`` with its I/O ``seconds``, or ``failed`` when
-    None. ConfigError when the job was never started or has already finished."""
+    None; ``source`` says where the seconds came from (:func:`io_seconds_from_report`).
+    ConfigError when the job was never started or has already finished."""
     check_name(tag, "--tag")
     check_name(job_id, "--job-id")
     check_seconds(seconds)
@@ -161,7 +207,8 @@ def finish_job(store: Store, tag: str, job_id: str, seconds: float | None) -> di
         return store.append({"kind": KIND, "event": "finish", "tag": tag, "job_id": job_id,
                              "status": "ok" if seconds is not None else "failed",
                              "io_seconds": seconds, "provenance": "production",
-                             "host": host_name()})
+                             "host": host_name(), **({"io_source": dict(source)}
+                                                     if source else {})})
 
 
 def status(store: Store, tag: str) -> tuple[Campaign, Assessment]:

@@ -3,7 +3,10 @@
 A measured run records what it could read back:
 
 - ``result.hints_in_effect``: the MPI-IO hints of its file (``MPI_File_get_info``), from the
-  kernels or, for a user's program, the preload library;
+  kernels or, for a user's program, the preload library: those of the open that moved the
+  data (the most bytes, then the largest communicator), described by ``result.data_open``
+  with how many ranks wrote through it (None: no open moved data, so nothing read back
+  shows the hints the I/O had);
 - the striping: ``result.filesystem.striping`` (kernels) or ``result.striping`` (a user's
   program): not applicable off Lustre, else the ``lfs getstripe -d`` layout when it was read;
 - ``result.hdf5_settings_in_effect``: the HDF5 file-access settings of the open file;
@@ -27,7 +30,12 @@ reports sizes in bytes, as iotune sends them). The statuses:
     the setting cannot act here (striping off Lustre);
 ``unverified``
     nothing was read back for it (simulated and replayed runs, a program run without the
-    preload library).
+    preload library), no open moved data, the opens that moved the most data read back
+    different values, or the witnesses disagree: for ``cb_nodes`` with
+    ``romio_cb_write=enable`` the ranks that wrote to the file inside the collective writes
+    (the aggregators) are a second witness beside the value read back, and a count other
+    than that value (at most the communicator's size) leaves it unverified rather than
+    wrongly ``differs``.
 
 ``absent`` and ``not_applicable`` mean the setting changes nothing on this system: a tune
 stops varying it and never recommends it (:mod:`iotune.tune`).
@@ -144,6 +152,10 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
     result = result or {}
     hints = {str(k): str(v) for k, v in (result.get("hints_in_effect") or {}).items()}
     echo = open_mpi_layer(result)
+    moved = _data_open(result)
+    if moved is None:  # no open moved data: its hints say nothing of the I/O
+        hints = {}
+    disputed = (moved.get("hints_disputed") or ()) if isinstance(moved, Mapping) else ()
     striping = _striping(result)
     hdf5 = result.get("hdf5_settings_in_effect") or {}
     effects = {}
@@ -151,10 +163,15 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
         setting = SETTINGS.get(name)
         text = str(value) if setting is None else setting.to_argument(value)
         if setting is None or setting.layer == "mpiio":
-            effects[name] = (_open_mpi_effect(name, text, echo, settings, _writes(result))
-                             if echo else _hint_effect(
-                name, name[len(HINT_PREFIX):] if setting is None else str(setting.hint),
-                text, hints))
+            hint = name[len(HINT_PREFIX):] if setting is None else str(setting.hint)
+            if moved is None or hint in disputed:
+                effects[name] = SettingEffect(name, UNVERIFIED, text, detail=(
+                    NO_DATA_OPEN if moved is None else DISPUTED))
+            elif echo:
+                effects[name] = _open_mpi_effect(name, text, echo, settings, _writes(result))
+            else:
+                effects[name] = _aggregator_witness(_hint_effect(name, hint, text, hints),
+                                                    hint, hints, moved)
         elif setting.layer == "lustre":
             effects[name] = _lustre_effect(name, text, striping, {} if echo else hints)
         elif setting.layer == "hdf5":
@@ -169,6 +186,9 @@ def setting_effects(settings: Mapping[str, Any], result: Mapping[str, Any] | Non
 #: What Open MPI's layers do with ROMIO's hints (measured: docs/mpi-libraries.md).
 OMPIO_IGNORES = ("Open MPI's own MPI-IO layer (OMPIO) does not use ROMIO's hints; "
                  "system.mpi_io: romio selects ROMIO")
+NO_DATA_OPEN = ("no file opened through MPI-IO moved data, so no open shows the hints the "
+                "I/O had")
+DISPUTED = "the opens that moved the most data read back different values"
 ROMIO_UNREAD = ("Open MPI's MPI_File_get_info returns the hints given, not those used, "
                 "and who wrote to the file system does not tell for this one")
 
@@ -196,8 +216,49 @@ def _open_mpi_effect(name: str, requested: str, layer: str, settings: Mapping[st
     return judged or SettingEffect(name, UNVERIFIED, requested, detail=ROMIO_UNREAD)
 
 
+def _data_open(result: Mapping[str, Any]) -> Mapping[str, Any] | bool | None:
+    """``result.data_open`` (:mod:`iotune.preload.report`): a mapping, None when no open
+    moved data, False when the run did not record opens (a kernel, an older report)."""
+    if "data_open" not in result:
+        return False
+    found = result["data_open"]
+    return found if isinstance(found, Mapping) else None
+
+
+def _aggregator_witness(effect: SettingEffect, hint: str, hints: Mapping[str, str],
+                        moved: Mapping[str, Any] | bool) -> SettingEffect:
+    """``effect`` of the ``cb_nodes`` hint read back, checked against the second witness
+    where it applies: with ``romio_cb_write=enable`` in effect, only the aggregators write
+    to the file inside collective writes, so the ranks that did are min(cb_nodes, ranks).
+    Agreement keeps ``effect`` (saying what was seen); disagreement makes it unverified."""
+    if (hint != "cb_nodes" or effect.status not in (IN_EFFECT, DIFFERS)
+            or not isinstance(moved, Mapping)
+            or str(hints.get("romio_cb_write", "")).lower() != "enable"):
+        return effect
+    ranks, collective = moved.get("comm_size"), moved.get("ranks_writing_collectively")
+    writers = moved.get("ranks_writing_to_files_collectively")
+    if not (isinstance(ranks, int) and isinstance(collective, int)
+            and isinstance(writers, int)) or ranks < 2 or collective < 1 or writers < 1:
+        return effect
+    try:
+        expected = min(int(str(effect.in_effect)), ranks)
+    except ValueError:
+        return effect
+    seen = f"{writers} of {ranks} ranks wrote to the file inside collective writes"
+    if writers == expected:
+        return SettingEffect(effect.setting, effect.status, effect.requested,
+                             effect.in_effect, f"{effect.detail}; {seen}".lstrip("; "))
+    return SettingEffect(effect.setting, UNVERIFIED, effect.requested, None,
+                         f"read back {effect.in_effect}, but {seen}: the witnesses disagree")
+
+
 def _writes(result: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Who wrote to the file system during MPI-IO writes (the preload library's count)."""
+    """Who wrote to the file system during MPI-IO writes (the preload library's count):
+    through the open that moved the data when the run recorded opens, else overall."""
+    moved = _data_open(result)
+    if isinstance(moved, Mapping):
+        return {"ranks_writing_mpi_io": moved.get("ranks_writing"),
+                "ranks_writing_to_files": moved.get("ranks_writing_to_files")}
     preload = result.get("preload")
     found = preload.get("file_system_writes") if isinstance(preload, Mapping) else None
     return found if isinstance(found, Mapping) else {}

@@ -226,7 +226,9 @@ class Verified:
     the library replaced is recommended as it was in effect), ``not_in_effect`` (name ->
     requested, in effect, why) and ``unverified`` (name -> value: measured runs that could
     not read the setting back, e.g. a program run without the preload library; they are
-    not recommended, since nothing shows they were in effect)."""
+    not recommended, since nothing shows they were in effect). A value in effect is
+    substituted only when every run read back that same value: one unverified run (no open
+    moved data, witnesses that disagree) leaves the setting unverified."""
 
     settings: dict[str, Any]
     not_in_effect: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -261,7 +263,7 @@ def verify(evaluation: Evaluation, ignored: Mapping[str, str], measured: bool) -
                 out.not_in_effect[name] = {"requested": describe_value(name, value),
                                            "in_effect": effects[0].in_effect,
                                            "why": "recommended as it was in effect"}
-        elif DIFFERS in statuses:
+        elif DIFFERS in statuses and UNVERIFIED not in statuses:
             out.not_in_effect[name] = {"requested": describe_value(name, value),
                                        "in_effect": sorted(str(s) for s in shown),
                                        "why": "the library used other values"}

@@ -31,6 +31,7 @@ from iotune.preload import (
     settings_text,
     source_path,
 )
+from iotune.preload.report import REPORT_VERSION
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT_S = 120
@@ -139,7 +140,9 @@ def test_run_hints_override_the_programs_own_info(run_app, programs, tmp_path):
     run = run_app([str(programs["mpiio"]), str(data), str(MIB_PER_RANK), str(CHUNK_KIB)],
                   settings="# the run's hints\n\n" + RUN_HINTS)
     report = run.report()
-    assert report["preload"] == "iotune" and report["version"] == 1 and report["ranks"] == 2
+    # The library writes the version its reader (iotune.preload.report) knows.
+    assert report["preload"] == "iotune" and report["version"] == REPORT_VERSION
+    assert report["ranks"] == 2
     assert report["settings_applied"] == {"hint:cb_buffer_size": "4194304",
                                           "hint:romio_cb_write": "disable"}
     entry = only_file(report, "MPI_File_open")
@@ -219,6 +222,28 @@ def test_hdf5_settings_in_a_pure_mpiio_program_are_flagged(run_app, programs, tm
     assert any("hdf5:* settings had no effect" in w for w in report["warnings"])
 
 
+@pytest.mark.mpi
+def test_each_open_records_its_ranks_bytes_and_times(run_app, programs, tmp_path):
+    data = tmp_path / "out.dat"
+    run = run_app([str(programs["mpiio"]), str(data), str(MIB_PER_RANK), str(CHUNK_KIB)],
+                  settings=RUN_HINTS)
+    report = run.report()
+    entry = only_file(report, "MPI_File_open")
+    [opened] = entry["opens"]
+    total = 2 * MIB_PER_RANK * MIB
+    assert (opened["comm_size"], opened["ranks"], opened["closed"]) == (2, 2, True)
+    assert opened["bytes_written"] == entry["bytes_written"] == total
+    assert opened["bytes_read"] == entry["bytes_read"] == report["bytes_read"] == 0
+    assert opened["write_calls"] == report["write_calls"]
+    assert opened["ranks_writing"] == opened["ranks_writing_collectively"] == 2
+    # romio_cb_write=disable: every rank writes its own part to the file.
+    assert opened["ranks_writing_to_files_collectively"] == 2
+    assert opened["hints_in_effect"] == entry["hints_in_effect"]
+    # The calls lie inside the open, which lies inside the program's own open-to-close.
+    assert 0 < opened["write_s"] <= opened["open_to_close_s"] == entry["open_s"]
+    assert opened["open_to_close_s"] <= json.loads(run.stdout)["io_time_s"]
+
+
 # --- parallel HDF5 program --------------------------------------------------------------
 
 
@@ -247,6 +272,22 @@ def test_hdf5_alignment_changes_the_layout_and_hints_reach_the_file(run_app, pro
     data_bytes = 2 * DOUBLES_PER_RANK * 8
     assert data_bytes < report["bytes_written"] < data_bytes + 64 * 1024
     assert report["write_time_s"] > 0 and report["write_calls"] >= 2
+
+
+@pytest.mark.mpi
+def test_hdf5_opens_record_what_went_through_them(run_app, programs, tmp_path):
+    path = tmp_path / "out.h5"
+    report = run_app([str(programs["h5"]), str(path), str(DOUBLES_PER_RANK)],
+                     settings=RUN_HINTS).report()
+    data_bytes = 2 * DOUBLES_PER_RANK * 8
+    [created] = only_file(report, "H5Fcreate")["opens"]
+    [reopened] = only_file(report, "H5Fopen")["opens"]
+    assert created["comm_size"] == reopened["comm_size"] == 2
+    assert data_bytes < created["bytes_written"] == report["bytes_written"]
+    assert reopened["bytes_written"] == 0 and reopened["bytes_read"] >= data_bytes
+    assert report["bytes_read"] == created["bytes_read"] + reopened["bytes_read"]
+    assert 0 < reopened["read_s"] <= reopened["open_to_close_s"]
+    assert 0 < created["write_s"] <= created["open_to_close_s"]
 
 
 H5PY_PROGRAM = """
@@ -335,6 +376,41 @@ def test_statically_linked_hdf5_still_gets_the_mpiio_hints(run_app, programs, tm
     assert any("hdf5:* settings had no effect" in w for w in report["warnings"])
 
 
+# --- processes that open nothing through MPI-IO stay silent ----------------------------
+
+NOISY_SETTINGS = RUN_HINTS + f"hdf5:alignment={ALIGNMENT}\nhdf5:coll_metadata=yes\nbogus=1\n"
+
+
+def test_a_serial_hdf5_tool_under_the_library_prints_nothing(preload_lib, tmp_path):
+    # h5dump links the serial HDF5, which lacks the collective-metadata functions: the
+    # settings cannot be applied, but a job script's h5dump must not say so.
+    path = tmp_path / "small.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(4)
+    settings = tmp_path / "settings.txt"
+    settings.write_text(NOISY_SETTINGS)
+    env = {**os.environ, "LD_PRELOAD": str(preload_lib), SETTINGS_ENV: str(settings),
+           OUT_ENV: str(tmp_path / "preload.json")}
+    done = subprocess.run(["h5dump", "-H", str(path)], env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT_S, check=False)
+    assert done.returncode == 0 and "DATASET \"x\"" in done.stdout
+    assert done.stderr == ""
+    assert not (tmp_path / "preload.json").exists()  # not an MPI process: no report
+
+
+@pytest.mark.mpi
+def test_an_mpi_program_that_opens_no_file_keeps_its_warnings_in_the_report(run_app,
+                                                                            tmp_path):
+    script = tmp_path / "no_io.py"
+    script.write_text("from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n")
+    run = run_app([sys.executable, str(script)], settings=NOISY_SETTINGS)
+    report = run.report()
+    assert run.stderr == ""
+    assert report["files"] == [] and report["bytes_written"] == 0
+    assert any("unknown setting 'bogus'" in w for w in report["warnings"])
+    assert any("hdf5:* settings had no effect" in w for w in report["warnings"])
+
+
 # --- building and locating the library ---------------------------------------------------
 
 
@@ -347,6 +423,20 @@ def test_library_path_is_per_source_in_the_cache_or_explicit(monkeypatch, tmp_pa
     assert len(path.stem.rsplit("-", 1)[1]) == 16
     monkeypatch.setenv(LIBRARY_ENV, str(tmp_path / "lib.so"))
     assert library_path() == tmp_path / "lib.so"
+
+
+def test_a_changed_source_gets_a_library_of_its_own(monkeypatch, tmp_path):
+    # The cached library is named by the hash of its source: an edited iotune_preload.c is
+    # compiled anew, never served by the library of the version before.
+    import iotune.preload as preload
+
+    monkeypatch.delenv(LIBRARY_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    shipped = library_path()
+    edited = tmp_path / "iotune_preload.c"
+    edited.write_bytes(source_path().read_bytes() + b"/* edited */\n")
+    monkeypatch.setattr(preload, "source_path", lambda: edited)
+    assert library_path() != shipped and library_path().parent == shipped.parent
 
 
 def test_missing_compiler_is_a_config_error(monkeypatch, tmp_path):
