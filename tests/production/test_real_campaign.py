@@ -23,10 +23,10 @@ each of a row-major table of doubles, one value every 16 bytes per rank:
 
 A dedicated measurement (``iotune run``, 3 repetitions of every configuration, in a store of
 its own) must find best what the campaign recommends. Nothing here asserts a time: the gaps
-above decide the choices, and the runs are at 2 ranks with files of a few MiB. Under the
-same load the file took 10 minutes of wall time (a job 20 s at the median, three at once)
-and 4 min 20 s of CPU, most of it in the jobs' 160 ``iotune job`` commands (about 1.5 s of
-CPU each, most of it importing iotune), so at least 2 minutes on two idle cores.
+above decide the choices, and the runs are at 2 ranks with files of a few MiB. The file
+took 3 min 26 s of wall time with the load at 4-6 (a job 5.8 s at the median, three at
+once), 10 minutes with it at 9 (a job 20 s), and about 4 minutes of CPU: most of it in the
+jobs' 160 ``iotune job`` commands, about 1.5 s of CPU each, mostly importing iotune.
 """
 
 from __future__ import annotations
