@@ -269,14 +269,16 @@ def run_function(env: Sequence[str]) -> list[str]:
 
 def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTORY,
            hints_file: str = "iotune-romio-hints", library: Path | None = None,
-           flavour: str | None = None) -> str:
+           flavour: str | None = None,
+           settings_file: str = "iotune-preload-settings") -> str:
     """The job-script lines of ``fmt`` for a loaded tuned configuration: bash that runs as
     printed under ``set -euo pipefail`` and defines :data:`RUN_FUNCTION`, except ``h5py``
     alone, which is Python (inside ``all`` it is printed as comments).
 
     ``auto`` prints what the MPI in use reads (:func:`auto_formats`; ``flavour`` None:
     detected from ``mpiexec --version``). ``library`` is the preload library to load;
-    None resolves (and builds) it now. ConfigError when a value cannot be printed safely
+    None resolves (and builds) it now. ``hints_file`` and ``settings_file`` name the ROMIO
+    hints file and the preload settings file the lines write in the job's directory. ConfigError when a value cannot be printed safely
     (see :mod:`iotune.printable`)."""
     ShellWord(directory, "--dir").text()  # refused even when no Lustre line uses it
     settings = tuned["settings"]
@@ -286,7 +288,7 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
 
     def preload() -> Section:
         path = library if library is not None else preload_library(fmt == "preload")
-        return preload_lines(settings, "iotune-preload-settings", path)
+        return preload_lines(settings, settings_file, path)
 
     def h5py() -> Section:
         if fmt == "h5py":

@@ -92,7 +92,11 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     click.echo(f"export IOTUNE_JOB_ID={ident}")
     click.echo(f"export IOTUNE_JOB_TAG={tag}")
     shown = {"settings": settings, "provenance": f"production {choice.role}"}
-    click.echo(render(shown, fmt) if settings else default_lines(shown))
+    # Jobs submitted from one directory share it: each job's files carry its id, so a job
+    # starting next to a running one never rewrites the settings that one runs under.
+    click.echo(render(shown, fmt, hints_file=f"iotune-romio-hints-{ident}",
+                      settings_file=f"iotune-preload-settings-{ident}")
+               if settings else default_lines(shown))
 
 
 @job_group.command("finish")

@@ -3,7 +3,7 @@ from the job script of docs/production.md, three jobs at once, then one job kill
 
 Each job is the documented script (``eval "$(iotune job start ...)"``, the program under
 ``mpiexec -n 2``, ``iotune job finish --seconds`` with the I/O time the program prints),
-started with its own ``SLURM_JOB_ID`` in its own directory, as a batch system would.
+started with its own ``SLURM_JOB_ID``, all in one directory as jobs submitted from one are.
 Both campaigns share one production journal. The programs (``programs/``) write one column
 each of a row-major table of doubles, one value every 16 bytes per rank:
 
@@ -72,7 +72,7 @@ JOB_SCRIPT = """#!/bin/bash
 set -euo pipefail
 STORE={store}
 eval "$(iotune job start --store $STORE --tag {tag} {candidates})"
-seconds=$(mpiexec -n 2 {program} "$PWD"/out.dat "${{ROWS:-{rows}}}" \\
+seconds=$(iotune_run mpiexec -n 2 {program} "$PWD"/out-$SLURM_JOB_ID.dat "${{ROWS:-{rows}}}" \\
           | sed -n 's/.*"io_time_s": \\([0-9.]*\\).*/\\1/p')
 iotune job finish --store $STORE --tag {tag} --seconds "$seconds"
 """
@@ -170,13 +170,15 @@ def _write_scripts(root: Path, store: Path, programs: dict[str, Path]) -> dict[s
 
 
 def _job_dir(root: Path, job_id: str) -> Path:
-    path = root / "jobs" / job_id
-    path.mkdir(parents=True)
+    """The directory every job runs in: one for all, as jobs submitted from one directory
+    share it (each job's settings files carry its id)."""
+    path = root / "jobs"
+    path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def _submit(root: Path, script: Path, env: dict[str, str], job_id: str) -> tuple[str, float]:
-    """Run one job to its end in its own directory; its id and wall seconds. The program's
+    """Run one job to its end in the shared job directory; its id and wall seconds. The program's
     output is removed after it, as a job's scratch would be."""
     work = _job_dir(root, job_id)
     began = time.monotonic()
@@ -184,7 +186,7 @@ def _submit(root: Path, script: Path, env: dict[str, str], job_id: str) -> tuple
                           capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     wall = time.monotonic() - began
     assert done.returncode == 0, f"job {job_id}: {done.stderr}"
-    (work / "out.dat").unlink()
+    (work / f"out-{job_id}.dat").unlink()
     return job_id, wall
 
 
@@ -224,7 +226,7 @@ def _kill_a_job_mid_run(campaign: Campaign, tag: str, job_id: str) -> None:
     """Start job ``job_id`` of ``tag`` with a program that writes for seconds and, once its
     output file exists, SIGKILL the job script with its mpiexec, then the ranks."""
     work = _job_dir(campaign.root, job_id)
-    output = work / "out.dat"
+    output = work / f"out-{job_id}.dat"
     job = subprocess.Popen(["bash", str(campaign.scripts[tag])], cwd=work,
                            env={**campaign.env, "SLURM_JOB_ID": job_id,
                                 "ROWS": str(KILLED_ROWS)},

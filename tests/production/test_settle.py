@@ -117,8 +117,10 @@ def test_results_label_production_jobs_and_report_refuses_them(tmp_path: Path):
 def test_the_lines_job_start_prints_give_the_settings_to_the_launch_alone(tmp_path: Path):
     store, candidate = tmp_path / "prod.jsonl", tmp_path / "cand.yaml"
     candidate.write_text("settings: {cb_nodes: 2}\n")
-    hints = str(tmp_path / "iotune-romio-hints")
-    for i, expected in enumerate(["unset"] * 3 + [hints]):  # 3 baseline jobs, a challenger
+    # 3 baseline jobs, then a challenger whose hints file carries its job id (jobs that
+    # share a directory never rewrite each other's settings)
+    hints = str(tmp_path / "iotune-romio-hints-j3")
+    for i, expected in enumerate(["unset"] * 3 + [hints]):
         out = invoke("job", "start", "--store", str(store), "--tag", "app", "--job-id",
                      f"j{i}", "--candidate", str(candidate), "--format", "romio")
         assert out.exit_code == 0, out.output
