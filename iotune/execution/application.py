@@ -23,8 +23,9 @@ regular expression whose first group, found in the program's output, is the figu
 seconds, or a bandwidth in MiB/s, with its own label (:mod:`iotune.store.metrics`). The
 record's ``result.measure`` says which and ``result.metric`` holds the label, unit and
 figure; ``result.times_s.total`` holds what is minimised (the seconds, or a bandwidth's
-reciprocal), so the model and the search use it as they use a kernel's time. A non-zero exit, a timeout, a
-missing preload report or a missing metric is a failed record with the tail of stderr.
+reciprocal), so the model and the search use it as they use a kernel's time. A non-zero
+exit, a timeout, a missing preload report or a missing metric is a failed record with the
+tail of stderr.
 """
 
 from __future__ import annotations

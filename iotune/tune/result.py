@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,9 +16,16 @@ from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import now_iso
-from iotune.store.targets import TARGET_TABLE
+from iotune.store.metrics import Metric, metric_of
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import CONFIDENCE, UNDECIDED, Budget, Choice, estimate
+from iotune.strategies.racing import (
+    CONFIDENCE,
+    UNDECIDED,
+    Budget,
+    Choice,
+    Estimate,
+    shrunken_estimates,
+)
 from iotune.tuned import TUNED_SCHEMA_VERSION
 
 
@@ -63,10 +71,31 @@ class TuneResult:
     #: Settings the runs showed to change nothing on this system: name -> why (the search
     #: stopped varying them; see :mod:`iotune.settings.in_effect`).
     ignored: dict[str, str] = field(default_factory=dict)
+    #: What the runs' figure is called and its unit (:mod:`iotune.store.metrics`); the
+    #: times above are what is minimised (for a bandwidth, its reciprocal).
+    metric: Metric = field(default_factory=lambda: metric_of("", {}))
 
     @property
     def best(self) -> Evaluation | None:
         return self.choice.best
+
+    @cached_property
+    def estimates(self) -> dict[str, Estimate | None]:
+        """Each configuration's estimate by key (the default's too): the race's shrunken
+        estimate with its interval (:func:`~iotune.strategies.racing.shrunken_estimates`),
+        over the configurations the race chose among, so ranking by it puts the best found
+        first."""
+        pool = [self.default, *self.evaluations]
+        return {e.key: found for e, found in
+                zip(pool, shrunken_estimates(pool, self.choice.noise), strict=True)}
+
+    def ranked(self) -> list[Evaluation]:
+        """The default and every configuration, best first by :attr:`estimates` (ties:
+        the order measured), those without a successful run last."""
+        def rank(e: Evaluation) -> tuple[float, int]:
+            found = self.estimates.get(e.key)
+            return (math.inf if found is None else found.time_s, e.order)
+        return sorted([self.default, *self.evaluations], key=rank)
 
     @property
     def recommended(self) -> Evaluation:
@@ -121,15 +150,35 @@ class TuneResult:
         return self.choice.speedup.value if self.choice.speedup else None
 
     def figures(self, evaluation: Evaluation) -> dict[str, Any]:
-        """Time statistic, bandwidth, spread and interval over one configuration's runs."""
+        """Statistic, bandwidth, spread, estimate and interval over one configuration's
+        runs, in the metric's unit: seconds (``time_s``, ``estimate_s``, ``interval_s``,
+        ...) or, for a bandwidth metric, MiB/s (``bandwidth_mib_s``, ``estimate_mib_s``,
+        ``interval_mib_s``, ...). The estimate and interval are :attr:`estimates`'."""
         if evaluation.statistic is None:
             return {"status": "failed", "errors": evaluation.failures}
+        metric = self.metric
+        found = self.estimates.get(evaluation.key)
+        if metric.higher_is_better:
+            out: dict[str, Any] = {
+                "bandwidth_mib_s": round(metric.shown(evaluation.statistic), 6),
+                "statistic": self.statistic,
+                "repetitions": len(evaluation.times),
+                "bandwidth_min_mib_s": round(metric.shown(max(evaluation.times)), 6),
+                "bandwidth_max_mib_s": round(metric.shown(min(evaluation.times)), 6),
+                "failed_repetitions": len(evaluation.failures),
+            }
+            if found is not None:
+                out["estimate_mib_s"] = round(metric.shown(found.time_s), 6)
+                out["interval_mib_s"] = (
+                    None if found.low_s is None or found.high_s is None else
+                    [round(v, 6) for v in metric.shown_interval(found.low_s, found.high_s)])
+            return out
         if self.bytes_written is not None:
             bandwidth: float | None = self.bytes_written / 2**20 / evaluation.statistic
         else:  # as measured (the preload library's bytes), when the runs say
             measured = [b for b in evaluation.bandwidths if b > 0]
             bandwidth = statistics.median(measured) if measured else None
-        out: dict[str, Any] = {
+        out = {
             "time_s": round(evaluation.statistic, 6),
             "bandwidth_mib_s": round(bandwidth, 3) if bandwidth is not None else None,
             "statistic": self.statistic,
@@ -138,7 +187,6 @@ class TuneResult:
             "time_max_s": round(max(evaluation.times), 6),
             "failed_repetitions": len(evaluation.failures),
         }
-        found = estimate(evaluation, self.choice.noise)
         if found is not None:
             out["estimate_s"] = round(found.time_s, 6)
             out["interval_s"] = (None if found.low_s is None or found.high_s is None
@@ -168,7 +216,8 @@ class TuneResult:
             "kernel": self.kernel,
             "kernel_args": self.params,
             "target": self.target,
-            "target_time": TARGET_TABLE[self.target].time,
+            "target_time": self.metric.label,
+            "metric": self.metric.document(),
             "cores": self.cores,
             "nodes": self.nodes,
             "system": self.system,
@@ -179,7 +228,8 @@ class TuneResult:
             "settings": _settings_document(verified.settings),
             "mpiio_hints": mpiio_hints(verified.settings),
             "measured": self.figures(chosen) if chosen.times or chosen.failures else None,
-            "predicted_time_s": (round(chosen.predicted, 6) if chosen.predicted else None),
+            "predicted_time_s": (round(chosen.predicted, 6) if chosen.predicted
+                                 and chosen.predicted > 0 else None),
             "default": self.figures(self.default),
             "speedup": round(self.speedup, 3) if self.speedup else None,
             "confidence": CONFIDENCE,
