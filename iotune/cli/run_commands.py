@@ -40,6 +40,7 @@ from iotune.settings.in_effect import (
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
+from iotune.store.metrics import Metric, command_metric
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
 from iotune.templates import starter_config
 from iotune.ui.output import emit, progress, render_pairs
@@ -224,6 +225,7 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
     if fmt != "table":  # machine-readable: every hint read back and every status
         columns += hints + statuses
     rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
+    rows = _named_metrics(rows, frame)
     if fmt == "table" and (hints or statuses):  # a person: what did not take effect
         for row, full in zip(rows, frame[settings + hints + statuses].to_dict("records"),
                              strict=True):
@@ -231,6 +233,41 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
                 _present(full, settings), _present(full, statuses, strip=EFFECT_PREFIX),
                 _present(full, hints, strip=IN_EFFECT_PREFIX)) or "-"
     emit(rows, fmt, rows=rows)
+
+
+def _named_metrics(rows: list[dict[str, Any]], frame: Any) -> list[dict[str, Any]]:
+    """``rows`` with a program's own metric under its name: when every row measured the
+    same named metric, ``write_time`` becomes that metric's column (``Max Write (MiB/s)``)
+    in its unit; when rows measured different ones, a ``metric`` column says each
+    command run's figure, unit and name, and ``write_time`` is left blank for those (it
+    holds what is minimised: for a bandwidth, its reciprocal)."""
+    if "write_time" not in frame.columns or "metric" not in frame.columns:
+        return rows
+    metrics = [command_metric({k: v for k, v in params.items() if isinstance(v, str)})
+               if kernel == "command" else None for kernel, params in zip(
+                   frame["kernel"], frame[[c for c in ("metric", "metric_label",
+                                                       "metric_unit") if c in frame.columns]]
+                   .to_dict("records"), strict=True)]
+    if all(m is not None for m in metrics) and len(set(metrics)) == 1:
+        metric = metrics[0]
+        assert metric is not None
+        return [{(metric.column if k == "write_time" else k):
+                 (_shown(metric, v) if k == "write_time" else v) for k, v in row.items()}
+                for row in rows]
+    for row, metric in zip(rows, metrics, strict=True):
+        if metric is not None:
+            value = _shown(metric, row.get("write_time"))
+            row["metric"] = (None if value is None else
+                             f"{value:.4g} {metric.unit} ({metric.label})")
+            row["write_time"] = None
+    return rows
+
+
+def _shown(metric: Metric, minimised: Any) -> float | None:
+    """A stored time (what is minimised) in ``metric``'s unit; None for none."""
+    if not isinstance(minimised, int | float) or minimised != minimised or minimised <= 0:
+        return None
+    return metric.shown(float(minimised))
 
 
 def _row_filter(cores: int | None, source_text: str | None) -> Any:

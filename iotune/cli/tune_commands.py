@@ -270,7 +270,7 @@ TABLE_ROWS = 10
 
 def _row_cells(result: TuneResult, rank: int, row: Row) -> dict[str, Any]:
     """One row of the printed table: rank, settings, the estimate and its interval in the
-    metric's unit, the runs, the bandwidth at the estimate (a timed metric whose bytes are
+    metric's unit, the runs, the bandwidth at the estimate (a kernel, whose bytes are
     known) and the prediction."""
     unit = result.metric.unit
     cells: dict[str, Any] = {
@@ -278,12 +278,10 @@ def _row_cells(result: TuneResult, rank: int, row: Row) -> dict[str, Any]:
                                                   and row.settings != "default" else ""),
         unit: None if row.value is None else float(f"{row.value:.4g}"),
         f"{CONFIDENCE:.0%} interval": ("unknown" if row.interval is None else
-                                        f"{row.interval[0]:.3g}-{row.interval[1]:.3g}"),
+                                        f"{row.interval[0]:.4g}-{row.interval[1]:.4g}"),
         "runs": row.runs if not row.failed else f"{row.runs} (+{row.failed} failed)"}
-    if not result.metric.higher_is_better and row.value is not None:
-        bandwidth = result.figures(row.evaluation).get("bandwidth_mib_s")
-        if bandwidth is not None:
-            cells["MiB/s"] = bandwidth
+    if result.bytes_written is not None and row.value is not None:  # at the estimate
+        cells["MiB/s"] = float(f"{result.bytes_written / 2**20 / row.value:.4g}")
     if any(e.predicted is not None for e in result.evaluations):
         cells[f"predicted {unit}"] = (row.predicted if not isinstance(row.predicted, float)
                                       else float(f"{row.predicted:.4g}"))
@@ -308,8 +306,9 @@ def _table_notes(result: TuneResult, rows: list[Row]) -> list[str]:
               f"{errors.training_rows} training rows")
         notes.append(f"predicted {metric.unit}: the model's prediction, made when the search "
                      f"chose the configuration, before its runs: {shown}. The final model's "
-                     f"cross-validated error ({cv}: every scale trained and this search, "
-                     "terms chosen on all of them) measures the fit, not these predictions")
+                     f"cross-validated RMS relative error ({cv}: every scale trained and "
+                     "this search, terms chosen on all of them) measures the fit, not these "
+                     "predictions")
         if errors.impossible:
             notes.append(f"{NO_PREDICTION}: the model predicted a time of zero or less "
                          f"({errors.impossible} row{'s' if errors.impossible > 1 else ''}), "
@@ -346,8 +345,9 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
     low_high = (None if found.low_s is None or found.high_s is None
                 else metric.shown_interval(found.low_s, found.high_s))
     interval = ("unknown" if low_high is None else
-                f"{low_high[0]:.3g}-{low_high[1]:.3g} {metric.unit}")
-    bandwidth = "" if metric.higher_is_better else bandwidth_text(f.get("bandwidth_mib_s"))
+                f"{low_high[0]:.4g}-{low_high[1]:.4g} {metric.unit}")
+    bandwidth = ("" if result.bytes_written is None else
+                 bandwidth_text(result.bytes_written / 2**20 / found.time_s))
     return (f"{bandwidth}{metric.shown(found.time_s):.4g} {metric.unit} over "
             f"{f['repetitions']} runs ({CONFIDENCE:.0%} interval {interval})")
 
