@@ -36,7 +36,7 @@ from iotune.cli.common import (
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file, write_output
-from iotune.model.trust import prediction_warning
+from iotune.model.trust import NO_PREDICTION, prediction_warning
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.store import Store
 from iotune.strategies import strategy_help
@@ -46,8 +46,8 @@ from iotune.train import (
     describe_settings,
 )
 from iotune.tune import TuneResult, tune
-from iotune.tune.identical import members
-from iotune.tune.table import NO_PREDICTION, Row, prediction_errors, row_document, table_rows
+from iotune.tune.merged import members
+from iotune.tune.table import Row, prediction_errors, row_document, table_rows
 from iotune.tune.target import with_target
 from iotune.ui.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.ui.terminal import make_progress
@@ -244,8 +244,11 @@ def _tune_text(result: TuneResult) -> str:
                                 "told apart from the best at this confidence")
     budget = result.budget
     spent = f", budget {budget.spent}/{budget.total}" if budget.total else ""
-    summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
-                       f"configurations, {choice.race_runs} race runs{spent}")
+    measured = result.configurations
+    merged = (f" ({len(result.evaluations)} after merging those that ran identically)"
+              if measured != len(result.evaluations) else "")
+    summary["runs"] = (f"{result.runs} new, {result.reused} reused, {measured} "
+                       f"configurations{merged}, {choice.race_runs} race runs{spent}")
     summary["noise"] = _noise_text(result)
     if result.reused:
         tunes = ", ".join(f"{n} from tune {t}" for t, n in sorted(result.reused_from.items()))

@@ -12,20 +12,11 @@ not read a setting back keep the value asked for, so nothing unread is merged. T
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from iotune.strategies.base import Evaluation
+from iotune.tune.merged import Merged
 from iotune.tune.result import verify
-
-
-@dataclass
-class Merged(Evaluation):
-    """Several configurations with the same settings in effect, as one evaluation: the
-    settings, key and order of the first measured, the runs of all. ``members`` are the
-    configurations merged, the first measured first."""
-
-    members: list[Evaluation] = field(default_factory=list)
 
 
 def in_effect_signature(evaluation: Evaluation, ignored: Mapping[str, str],
@@ -77,8 +68,3 @@ def _merged(members: list[Evaluation], statistic: str) -> Evaluation:
         measurements=[m for e in members for m in e.measurements], members=members)
     merged.summarise(statistic)
     return merged
-
-
-def members(evaluation: Evaluation) -> list[Evaluation]:
-    """The configurations ``evaluation`` stands for: its members when merged, else itself."""
-    return list(evaluation.members) if isinstance(evaluation, Merged) else [evaluation]

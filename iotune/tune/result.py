@@ -11,7 +11,7 @@ from typing import Any
 
 from iotune import __version__
 from iotune.backends import backend_class
-from iotune.model.trust import prediction_warning
+from iotune.model.trust import possible, prediction_warning
 from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
@@ -26,6 +26,7 @@ from iotune.strategies.racing import (
     Estimate,
     shrunken_estimates,
 )
+from iotune.tune.merged import members
 from iotune.tuned import TUNED_SCHEMA_VERSION
 
 
@@ -89,6 +90,11 @@ class TuneResult:
         return {e.key: found for e, found in
                 zip(pool, shrunken_estimates(pool, self.choice.noise), strict=True)}
 
+    @property
+    def configurations(self) -> int:
+        """Configurations measured (those that ran identically each counted)."""
+        return sum(len(members(e)) for e in self.evaluations)
+
     def ranked(self) -> list[Evaluation]:
         """The default and every configuration, best first by :attr:`estimates` (ties:
         the order measured), those without a successful run last."""
@@ -103,8 +109,9 @@ class TuneResult:
 
     @cached_property
     def verified(self) -> Verified:
-        """The recommended configuration's settings that took effect (:func:`verify`)."""
-        return verify(self.choice.recommended, self.ignored,
+        """The recommended configuration's settings that took effect (:func:`verify`; of
+        configurations that ran identically, the first measured's own runs say it)."""
+        return verify(members(self.choice.recommended)[0], self.ignored,
                       backend_class(self.backend).reads_back)
 
     @property
@@ -228,8 +235,8 @@ class TuneResult:
             "settings": _settings_document(verified.settings),
             "mpiio_hints": mpiio_hints(verified.settings),
             "measured": self.figures(chosen) if chosen.times or chosen.failures else None,
-            "predicted_time_s": (round(chosen.predicted, 6) if chosen.predicted
-                                 and chosen.predicted > 0 else None),
+            "predicted_time_s": (round(chosen.predicted, 6) if possible(chosen.predicted)
+                                 and chosen.predicted is not None else None),
             "default": self.figures(self.default),
             "speedup": round(self.speedup, 3) if self.speedup else None,
             "confidence": CONFIDENCE,
@@ -247,7 +254,7 @@ class TuneResult:
                       "assumed_before_search": (None if self.budget.noise is None
                                                 else round(self.budget.noise, 4)),
                       "assumed_from": self.budget.noise_source},
-            "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
+            "search": {"strategy": self.strategy, "configurations": self.configurations,
                        "runs": self.runs, "reused_measurements": self.reused,
                        "reused_from_tunes": self.reused_from, "source": self.source,
                        "budget": self.budget.total, "budget_spent": self.budget.spent,

@@ -16,14 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iotune.model.trust import NO_PREDICTION, possible
 from iotune.settings.values import describe_value
 from iotune.strategies.base import Evaluation
 from iotune.strategies.racing import Estimate
-from iotune.tune.identical import members
+from iotune.tune.merged import members
 from iotune.tune.result import TuneResult
-
-#: Shown in place of a prediction the model cannot make (a time of zero or less).
-NO_PREDICTION = "—"
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ def _interval(result: TuneResult, found: Estimate | None) -> tuple[float, float]
 def _predicted(result: TuneResult, evaluation: Evaluation) -> float | str | None:
     if evaluation.predicted is None:
         return None
-    if not evaluation.predicted > 0 or not math.isfinite(evaluation.predicted):
+    if not possible(evaluation.predicted):
         return NO_PREDICTION
     return result.metric.shown(evaluation.predicted)
 
