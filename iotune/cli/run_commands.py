@@ -59,7 +59,11 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     if measurement.status != "ok":
         summary["error"] = measurement.error
         return summary
-    summary["time_s"] = measurement.times.total
+    metric = result.get("metric") if result.get("measure") == "regex" else None
+    if isinstance(metric, dict) and metric.get("label"):  # a program's own, by its name
+        summary[f"{metric['label']} ({metric.get('unit')})"] = metric.get("value")
+    if not isinstance(metric, dict) or metric.get("unit") == "s":  # not a reciprocal
+        summary["time_s"] = measurement.times.total
     summary["open/write/close_s"] = measurement.times.text()
     summary["bandwidth_MiB/s"] = measurement.bandwidth_mib_s
     summary["bytes_written"] = measurement.bytes_written
