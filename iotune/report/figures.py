@@ -33,6 +33,7 @@ from iotune.report.data import (
 from iotune.report.decision import ScaleDecision
 from iotune.report.modelfit import Effect, ModelView, step_errors
 from iotune.settings.values import describe_value
+from iotune.store.metrics import metric_of
 from iotune.strategies.racing import CONFIDENCE
 
 WIDTH_IN = 8.0
@@ -114,16 +115,18 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
     configurations stay comparable. The time axis is logarithmic when the configurations
     shown span more than a factor of 30.
     """
+    metric = metric_of(dataset.provenance.kernel, tune.params)
+
     def centre(entry: ConfigResult) -> float:
         found = decision.estimate(entry) if decision is not None else None
-        return entry.median if found is None else found.time_s
+        return metric.shown(entry.median if found is None else found.time_s)
 
     def whiskers(entry: ConfigResult) -> list[list[float]]:
         found = decision.estimate(entry) if decision is not None else None
         if found is None or found.low_s is None or found.high_s is None:
-            low, high = min(entry.times), max(entry.times)
+            low, high = metric.shown_interval(min(entry.times), max(entry.times))
         else:
-            low, high = found.low_s, found.high_s
+            low, high = metric.shown_interval(found.low_s, found.high_s)
         return [[centre(entry) - low], [high - centre(entry)]]
 
     with _style():
@@ -137,8 +140,9 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
                  f"{tune.cores} ranks")
         figure = _figure(1.9 + 0.36 * len(entries), dataset, title)
         ax = figure.add_subplot()
-        times = [t for e in shown for t in e.times]
-        times += [e.predicted for e in shown if e.predicted and e.predicted > 0]
+        times = [metric.shown(t) for e in shown for t in e.times]
+        times += [metric.shown(e.predicted) for e in shown
+                  if e.predicted and e.predicted > 0]
         log = bool(times) and max(times) / min(times) > 30
         limit = max(times) * (2.0 if log else 1.12) if times else None
         off_scale = default is not None and limit is not None and centre(default) > limit
@@ -148,14 +152,15 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
         for i, (entry, pos) in enumerate(zip(entries, y, strict=True)):
             if entry.is_default:
                 labels.append("default (no settings)")
-                _default_bar(ax, entry, pos, bar, limit if off_scale else None,
-                             centre(entry), whiskers(entry))
+                _default_bar(ax, pos, bar, limit if off_scale else None,
+                             centre(entry), whiskers(entry), metric.unit)
                 continue
             ax.barh(pos + bar / 2, centre(entry), height=bar, color=MEASURED,
                     xerr=whiskers(entry),
                     error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"})
             if entry.predicted is not None and entry.predicted > 0:
-                ax.barh(pos - bar / 2, entry.predicted, height=bar, color=PREDICTED,
+                ax.barh(pos - bar / 2, metric.shown(entry.predicted), height=bar,
+                        color=PREDICTED,
                         hatch="///", edgecolor="white", linewidth=0)
             labels.append(f"{i + 1}. {settings_label(entry.settings, varying)}")
         ax.set_yticks(y, labels)
@@ -170,7 +175,7 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
             _log_labels(ax.xaxis)
         if not log:
             ax.set_xlim(left=0)
-        ax.set_xlabel("write time, open to close (s)")
+        ax.set_xlabel(f"{metric.label} ({metric.unit})")
         ax.set_ylim(-0.7, len(entries) - 0.3)
         ax.grid(axis="y", visible=False)
         handles = [Patch(color=MEASURED, label="measured (median; whiskers: min-max)"
@@ -183,7 +188,7 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
         if decision is not None and decision.best is not None:
             gain = decision.speedup
             subtitle.append(f"recommended: {decision.recommendation}; best found "
-                            f"{centre(decision.best):.3g} s"
+                            f"{centre(decision.best):.3g} {metric.unit}"
                             + (f", {gain.value:.3g}x the default's speed" if gain is not None
                                and not decision.best.is_default else ""))
         if constant:
@@ -199,17 +204,17 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
         return figure
 
 
-def _default_bar(ax: Axes, entry: ConfigResult, pos: float, bar: float, cut: float | None,
-                 centre: float, whiskers: list[list[float]]) -> None:
+def _default_bar(ax: Axes, pos: float, bar: float, cut: float | None, centre: float,
+                 whiskers: list[list[float]], unit: str) -> None:
     """The default's bar at ``centre`` with ``whiskers``; cut at ``cut`` (the plot's edge)
-    with its time written on it."""
+    with its figure (in ``unit``) written on it."""
     if cut is None:
         ax.barh(pos, centre, height=bar * 1.6, color=DEFAULT, xerr=whiskers,
                 error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"})
         ax.axvline(centre, color=DEFAULT, linestyle="--", linewidth=1)
         return
     ax.barh(pos, cut, height=bar * 1.6, color=DEFAULT)
-    ax.text(cut, pos, f"{centre:.4g} s (off scale)  \u00bb ", color="white",
+    ax.text(cut, pos, f"{centre:.4g} {unit} (off scale)  \u00bb ", color="white",
             ha="right", va="center", fontsize=8, fontweight="bold")
 
 

@@ -179,47 +179,46 @@ def topk_table(dataset: Dataset, tune: ScaleTune, top: int, stem: str,
     order = ([c for c, _ in decision.ranked if not c.is_default] if decision is not None
              else tune.configs)
     entries = order[:top] + ([tune.default] if tune.default else [])
+    metric = metric_of(dataset.provenance.kernel, tune.params)
+    k = "s" if metric.unit == "s" else metric.unit.lower().replace("/", "_")
     impossible = False
     for rank, config in enumerate(entries, start=1):
         found = decision.estimate(config) if decision is not None else None
-        predicted: Any = _round(config.predicted)
-        if config.predicted is not None and not possible(config.predicted):
-            predicted, impossible = NO_PREDICTION, True
+        time = found.time_s if found is not None else config.median
+        predicted: Any = (None if config.predicted is None
+                          else _round(metric.shown(config.predicted))
+                          if possible(config.predicted) else NO_PREDICTION)
+        impossible = impossible or predicted == NO_PREDICTION
+        interval = (None if found is None or found.low_s is None or found.high_s is None
+                    else metric.shown_interval(found.low_s, found.high_s))
+        low, high = metric.shown_interval(min(config.times), max(config.times))
         row: dict[str, Any] = {
             "rank": "default" if config.is_default else rank,
             "settings": settings_label(config.settings),
-            "measured_s": _round(found.time_s if found is not None else config.median),
-            "interval_s": ("" if found is None or found.low_s is None or found.high_s is None
-                           else f"{found.low_s:.4g}-{found.high_s:.4g}"),
-            "min_s": _round(min(config.times)),
-            "max_s": _round(max(config.times)), "reps": len(config.times),
-            "predicted_s": predicted,
-            "bandwidth_mib_s": _round(config.bytes_written / MIB
-                                      / (found.time_s if found is not None else config.median)
-                                      if config.bytes_written else None),
+            f"measured_{k}": _round(metric.shown(time)),
+            f"interval_{k}": "" if interval is None else f"{interval[0]:.4g}-{interval[1]:.4g}",
+            f"min_{k}": _round(low), f"max_{k}": _round(high), "reps": len(config.times),
+            f"predicted_{k}": predicted,
+            "bandwidth_mib_s": _round(config.bytes_written / MIB / time
+                                      if config.bytes_written and k == "s" else None),
         }
         for name, value in config.settings.items():
             row[name] = describe_value(name, value)
         rows.append(row)
     setting_names = list(dict.fromkeys(n for c in entries for n in c.settings))
-    columns = ["rank", "settings", "measured_s", "interval_s", "min_s", "max_s", "reps",
-               "predicted_s", "bandwidth_mib_s", *setting_names]
+    columns = ["rank", "settings", *(f"{c}_{k}" for c in ("measured", "interval", "min",
+                                                          "max")),
+               "reps", f"predicted_{k}", "bandwidth_mib_s", *setting_names]
     word = dataset.provenance.title_word
     return Table(stem, f"{word}: top {min(top, len(tune.configs))} configurations of "
                  f"{dataset.provenance.kernel} at {tune.cores} ranks", columns, rows,
-                 note=f"measured_s: each configuration's estimated {_time_words(dataset, tune)}"
-                      f" from its runs, as the race ranks them, with its {CONFIDENCE:.0%} "
-                      "interval (interval_s); min_s and max_s over its runs; "
-                      "predicted_s: the refitted model's prediction"
+                 note=f"measured_{k}: each configuration's estimated {metric.label} "
+                      f"({metric.unit}) from its runs, as the race ranks them, best first, "
+                      f"with its {CONFIDENCE:.0%} interval (interval_{k}); min_{k} and "
+                      f"max_{k} over its runs; predicted_{k}: the refitted model's prediction"
                       + (f" ({model_error})" if model_error else "")
                       + (f"; {NO_PREDICTION}: the model predicted zero or less, which no run "
                          "can take" if impossible else "") + ".")
-
-
-def _time_words(dataset: Dataset, tune: ScaleTune) -> str:
-    """What the times measure, in words (the runs' metric)."""
-    metric = metric_of(dataset.provenance.kernel, tune.params)
-    return f"{metric.label} ({metric.unit})"
 
 
 def terms_table(dataset: Dataset, view: ModelView, stem: str) -> Table:
@@ -351,8 +350,7 @@ def display_rows(table: Table) -> Sequence[Mapping[str, Any]]:
     """The rows of ``table`` as shown in the terminal and on the page."""
     if table.stem.startswith("speedup"):
         return speedup_display_rows(table)
-    if table.stem.startswith("top"):
-        keep = ["rank", "settings", "measured_s", "interval_s", "min_s", "max_s", "reps",
-                "predicted_s", "bandwidth_mib_s"]
+    if table.stem.startswith("top"):  # the figures, not a column per setting
+        keep = table.columns[:table.columns.index("bandwidth_mib_s") + 1]
         return [{k: r.get(k) for k in keep} for r in table.rows]
     return table.rows

@@ -235,8 +235,10 @@ class TuneResult:
             "settings": _settings_document(verified.settings),
             "mpiio_hints": mpiio_hints(verified.settings),
             "measured": self.figures(chosen) if chosen.times or chosen.failures else None,
+            # a time only: a bandwidth's prediction is in the table, in MiB/s
             "predicted_time_s": (round(chosen.predicted, 6) if possible(chosen.predicted)
-                                 and chosen.predicted is not None else None),
+                                 and chosen.predicted is not None
+                                 and not self.metric.higher_is_better else None),
             "default": self.figures(self.default),
             "speedup": round(self.speedup, 3) if self.speedup else None,
             "confidence": CONFIDENCE,

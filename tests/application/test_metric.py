@@ -133,6 +133,11 @@ def test_a_bandwidth_metric_chooses_the_higher_bandwidth_and_is_named_throughout
     assert row["unit"] == "MiB/s" and row["recommendation"] == "tuned"
     assert float(row["best_found"]) > 1900 and float(row["default"]) < 850
     assert "IOR Max Write (MiB/s)" in (tmp_path / "r" / "index.html").read_text()
+    (top,) = (tmp_path / "r").glob("topk-*.csv")
+    with top.open() as handle:
+        searched = [r for r in csv.DictReader(handle) if r["rank"] != "default"]
+    shown = [float(r["measured_mib_s"]) for r in searched]
+    assert shown == sorted(shown, reverse=True) and shown[0] > 1900  # highest first
 
 
 @pytest.mark.mpi
