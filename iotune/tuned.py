@@ -239,7 +239,7 @@ def _hints(value: Any, where: str) -> None:
 def _metric(value: Any, where: str) -> None:
     """What the figures measure: ``label`` (one line), ``unit`` (``s`` or ``MiB/s``) and
     ``better`` (``lower`` for seconds, ``higher`` for a bandwidth)."""
-    from iotune.store.metrics import UNITS
+    from iotune.settings.metrics import UNITS
 
     _mapping(value, where)
     unknown = sorted(set(value) - {"label", "unit", "better"})

@@ -37,10 +37,10 @@ from iotune.settings.in_effect import (
     effects_of,
     row_not_in_effect,
 )
+from iotune.settings.metrics import Metric, command_metric
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
-from iotune.store.metrics import Metric, command_metric
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX, Measurement
 from iotune.templates import starter_config
 from iotune.ui.output import emit, progress, render_pairs

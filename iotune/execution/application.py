@@ -20,7 +20,7 @@ iotune never edits the program. For each run it:
 What a run measures (``metric``): ``wall`` (the program's wall time, launcher included),
 ``io_time`` (the slowest rank's time in MPI-IO write calls, from the preload library) or a
 regular expression whose first group, found in the program's output, is the figure: in
-seconds, or a bandwidth in MiB/s, with its own label (:mod:`iotune.store.metrics`). The
+seconds, or a bandwidth in MiB/s, with its own label (:mod:`iotune.settings.metrics`). The
 record's ``result.measure`` says which and ``result.metric`` holds the label, unit and
 figure; ``result.times_s.total`` holds what is minimised (the seconds, or a bandwidth's
 reciprocal), so the model and the search use it as they use a kernel's time. A non-zero
@@ -57,7 +57,7 @@ from iotune.settings.catalogue import (
     romio_hints_text,
     settings_in_layer,
 )
-from iotune.store.metrics import MATCHES, UNITS, Metric, command_metric
+from iotune.settings.metrics import MATCHES, UNITS, Metric, command_metric
 
 METRICS = ("wall", "io_time")
 PRELOAD_MODES = ("auto", "yes", "no")
@@ -83,7 +83,7 @@ class Application:
     ``metric`` is ``wall``, ``io_time`` or ``regex:PATTERN`` (the first group of PATTERN in
     the program's output is the figure; ``metric_match`` says whether the ``last`` or the
     ``first`` match counts, ``metric_unit`` whether it is seconds or a bandwidth in MiB/s,
-    :mod:`iotune.store.metrics`, and ``metric_label`` what it measures).
+    :mod:`iotune.settings.metrics`, and ``metric_label`` what it measures).
     """
 
     command: str
@@ -114,7 +114,7 @@ class Application:
 
     @property
     def measured_by(self) -> Metric:
-        """What a run's figure is called and its unit (:mod:`iotune.store.metrics`)."""
+        """What a run's figure is called and its unit (:mod:`iotune.settings.metrics`)."""
         return command_metric(self.as_params())
 
     def argv(self, cores: int, nodes: int, scratch: Path) -> list[str]:

@@ -17,7 +17,7 @@ from iotune.kernel_args import KernelParam
 from iotune.kernel_specs.registry import register_kernel
 from iotune.kernel_specs.spec import KernelFeatureError, KernelSpec
 from iotune.settings.catalogue import Choice, FreeText
-from iotune.store.metrics import MATCHES, UNITS
+from iotune.settings.metrics import MATCHES, UNITS
 
 UNITS_CHOICES = tuple(UNITS)
 

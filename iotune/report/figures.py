@@ -33,7 +33,7 @@ from iotune.report.data import (
 from iotune.report.decision import ScaleDecision
 from iotune.report.modelfit import Effect, ModelView, step_errors
 from iotune.settings.values import describe_value
-from iotune.store.metrics import metric_of
+from iotune.store.targets import metric_of
 from iotune.strategies.racing import CONFIDENCE
 
 WIDTH_IN = 8.0

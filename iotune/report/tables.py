@@ -21,8 +21,8 @@ from iotune.settings.catalogue import HINT_PREFIX, SETTINGS
 from iotune.settings.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
 from iotune.settings.units import MIB
 from iotune.settings.values import describe_value
-from iotune.store.metrics import metric_of
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX
+from iotune.store.targets import metric_of
 from iotune.strategies.racing import CONFIDENCE
 
 

@@ -14,9 +14,10 @@ from iotune.backends import backend_class
 from iotune.model.trust import possible, prediction_warning
 from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
+from iotune.settings.metrics import Metric
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import now_iso
-from iotune.store.metrics import Metric, metric_of
+from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation
 from iotune.strategies.racing import (
     CONFIDENCE,
@@ -72,7 +73,7 @@ class TuneResult:
     #: Settings the runs showed to change nothing on this system: name -> why (the search
     #: stopped varying them; see :mod:`iotune.settings.in_effect`).
     ignored: dict[str, str] = field(default_factory=dict)
-    #: What the runs' figure is called and its unit (:mod:`iotune.store.metrics`); the
+    #: What the runs' figure is called and its unit (:mod:`iotune.settings.metrics`); the
     #: times above are what is minimised (for a bandwidth, its reciprocal).
     metric: Metric = field(default_factory=lambda: metric_of("", {}))
 

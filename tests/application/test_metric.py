@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from iotune.cli.main import cli
 from iotune.errors import ConfigError
 from iotune.execution.application import parse_application
+from iotune.settings.metrics import Metric, command_metric
 from iotune.store import Store
-from iotune.store.metrics import Metric, command_metric
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = f"{sys.executable} {HERE / 'bandwidth_app.py'} {{scratch}}/f.bin"

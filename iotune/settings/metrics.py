@@ -1,10 +1,10 @@
 """What a run's figure is called, in what unit, and which way is better: a run's *metric*.
 
 A kernel's runs are timed (seconds, lower is better), and what the time spans is its
-target's (:mod:`iotune.store.targets`). A user's program (the command kernel) is measured
-by its wall time, its I/O time, or a number read from its output by a regular expression
-that carries its own ``label`` and ``unit``: ``s`` (seconds, lower is better) or
-``MiB/s`` (a bandwidth, higher is better).
+target's (:func:`iotune.store.targets.metric_of` gives a run's metric). A user's program
+(the command kernel) is measured by its wall time, its I/O time, or a number read from its
+output by a regular expression that carries its own ``label`` and ``unit``: ``s``
+(seconds, lower is better) or ``MiB/s`` (a bandwidth, higher is better).
 
 Internally everything is minimised as a time: the store's ``result.times_s.total``, the
 model, the search and the race all see seconds, or for a bandwidth its reciprocal, seconds
@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from iotune.store.targets import TARGET_TABLE
 
 #: The units a metric may have, each with the direction that is better.
 UNITS = {"s": "lower", "MiB/s": "higher"}
@@ -70,14 +68,6 @@ class Metric:
     def document(self) -> dict[str, str]:
         """The metric as the tuned file and JSON output hold it."""
         return {"label": self.label, "unit": self.unit, "better": self.better}
-
-
-def metric_of(kernel: str, params: Mapping[str, Any], target: str = "write") -> Metric:
-    """The metric of runs of ``kernel`` with ``params`` (canonical kernel arguments) timing
-    ``target``: a command kernel's from its ``metric`` arguments, else the target's time."""
-    if kernel == "command" and "metric" in params:
-        return command_metric(params)
-    return Metric(TARGET_TABLE[target].time if target in TARGET_TABLE else target)
 
 
 def command_metric(params: Mapping[str, Any]) -> Metric:
