@@ -202,8 +202,11 @@ class TuneResult:
         return out
 
     def _described(self, evaluation: Evaluation) -> dict[str, Any]:
-        return {"settings": _settings_document(evaluation.settings),
-                **self.figures(evaluation)}
+        out = {"settings": _settings_document(evaluation.settings), **self.figures(evaluation)}
+        if len(members(evaluation)) > 1:  # configurations that ran identically, as one
+            out["ran_identically"] = [_settings_document(e.settings)
+                                      for e in members(evaluation)]
+        return out
 
     def to_tuned(self) -> dict[str, Any]:
         """The tuned-configuration document users check into their job scripts.

@@ -101,10 +101,14 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     ignored = {name: why for name, (_, why) in context.ignored.items()}
     reads_back = backend.reads_back
 
+    latest: list[Evaluation] = []
+
     def pool() -> list[Evaluation]:
-        """The configurations measured, those that ran identically as one."""
-        return merge_identical(sorted(context.evaluations.values(), key=lambda e: e.order),
-                               ignored, reads_back, tune_cfg.statistic)
+        """The configurations measured, those that ran identically as one (the latest list
+        kept, so the result holds the very objects the race chose among)."""
+        latest[:] = merge_identical(sorted(context.evaluations.values(), key=lambda e: e.order),
+                                    ignored, reads_back, tune_cfg.statistic)
+        return list(latest)
 
     def again(evaluation: Evaluation) -> bool:
         # A merged configuration runs again as its first member.
@@ -116,7 +120,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
         params=config.kernel.args, backend=backend.name, system=config.system.name,
         strategy=name, default=default, choice=choice,
-        evaluations=pool(),
+        evaluations=list(latest) or pool(),
         runs=context.runs, reused=context.reused, reused_from=dict(context.reused_from),
         source=backend.source(), elapsed_s=time.monotonic() - started,
         bytes_written=_bytes_moved(context), statistic=tune_cfg.statistic,

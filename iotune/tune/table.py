@@ -54,7 +54,8 @@ def table_rows(result: TuneResult, limit: int | None = None) -> list[Row]:
         rows.append(Row(
             evaluation, settings_text(evaluation), value, interval, len(evaluation.times),
             len(evaluation.failures), _predicted(result, evaluation),
-            evaluation is result.default, evaluation is result.best))
+            evaluation is result.default,
+            result.best is not None and evaluation.key == result.best.key))
     if limit is not None and len(rows) > limit:
         kept = rows[:limit]
         if not any(r.is_default for r in kept):
