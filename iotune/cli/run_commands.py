@@ -37,7 +37,6 @@ from iotune.settings.in_effect import (
     effects_of,
     row_not_in_effect,
 )
-from iotune.settings.metrics import Metric, command_metric
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
@@ -59,11 +58,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     if measurement.status != "ok":
         summary["error"] = measurement.error
         return summary
-    metric = result.get("metric") if result.get("measure") == "regex" else None
-    if isinstance(metric, dict) and metric.get("label"):  # a program's own, by its name
-        summary[f"{metric['label']} ({metric.get('unit')})"] = metric.get("value")
-    if not isinstance(metric, dict) or metric.get("unit") == "s":  # not a reciprocal
-        summary["time_s"] = measurement.times.total
+    summary["time_s"] = measurement.times.total
     summary["open/write/close_s"] = measurement.times.text()
     summary["bandwidth_MiB/s"] = measurement.bandwidth_mib_s
     summary["bytes_written"] = measurement.bytes_written
@@ -71,6 +66,11 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
         summary["read_time_s"] = measurement.times.read_total
         summary["read_bandwidth_MiB/s"] = measurement.read_bandwidth_mib_s
         summary["bytes_read"] = measurement.bytes_read
+    metric = result.get("metric") if result.get("measure") == "regex" else None
+    if isinstance(metric, dict) and metric.get("label"):  # a program's own, by its name
+        summary[f"{metric['label']} ({metric.get('unit')})"] = metric.get("value")
+        if metric.get("unit") != "s":  # time_s holds its reciprocal: not a time
+            summary.pop("time_s", None)
     settings = {k: describe_value(k, v) for k, v in record["settings"].items()}
     summary["settings"] = settings or "defaults"
     hints = result.get("hints_in_effect") or {}
@@ -239,41 +239,6 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
     emit(rows, fmt, rows=rows)
 
 
-def _named_metrics(rows: list[dict[str, Any]], frame: Any) -> list[dict[str, Any]]:
-    """``rows`` with a program's own metric under its name: when every row measured the
-    same named metric, ``write_time`` becomes that metric's column (``Max Write (MiB/s)``)
-    in its unit; when rows measured different ones, a ``metric`` column says each
-    command run's figure, unit and name, and ``write_time`` is left blank for those (it
-    holds what is minimised: for a bandwidth, its reciprocal)."""
-    if "write_time" not in frame.columns or "metric" not in frame.columns:
-        return rows
-    metrics = [command_metric({k: v for k, v in params.items() if isinstance(v, str)})
-               if kernel == "command" else None for kernel, params in zip(
-                   frame["kernel"], frame[[c for c in ("metric", "metric_label",
-                                                       "metric_unit") if c in frame.columns]]
-                   .to_dict("records"), strict=True)]
-    if all(m is not None for m in metrics) and len(set(metrics)) == 1:
-        metric = metrics[0]
-        assert metric is not None
-        return [{(metric.column if k == "write_time" else k):
-                 (_shown(metric, v) if k == "write_time" else v) for k, v in row.items()}
-                for row in rows]
-    for row, metric in zip(rows, metrics, strict=True):
-        if metric is not None:
-            value = _shown(metric, row.get("write_time"))
-            row["metric"] = (None if value is None else
-                             f"{value:.4g} {metric.unit} ({metric.label})")
-            row["write_time"] = None
-    return rows
-
-
-def _shown(metric: Metric, minimised: Any) -> float | None:
-    """A stored time (what is minimised) in ``metric``'s unit; None for none."""
-    if not isinstance(minimised, int | float) or minimised != minimised or minimised <= 0:
-        return None
-    return metric.shown(float(minimised))
-
-
 def _row_filter(cores: int | None, source_text: str | None) -> Any:
     """The rows of a frame at ``cores`` whose source contains ``source_text`` (case
     ignored); None when neither is given."""
@@ -308,6 +273,44 @@ def _setting_columns(frame: Any) -> list[str]:
     from iotune.settings.values import SETTINGS
 
     return [c for c in frame.columns if c in SETTINGS or str(c).startswith("hint.")]
+
+
+def _named_metrics(rows: list[dict[str, Any]], frame: Any) -> list[dict[str, Any]]:
+    """``rows`` with a program's own metric under its name: when every row measured the
+    same named metric, ``write_time`` becomes that metric's column (``Max Write (MiB/s)``)
+    in its unit; when rows measured different ones, a ``metric`` column says each
+    command run's figure, unit and name, and ``write_time`` is left blank for those (it
+    holds what is minimised: for a bandwidth, its reciprocal)."""
+    from iotune.settings.metrics import command_metric
+
+    if "write_time" not in frame.columns or "metric" not in frame.columns:
+        return rows
+    metrics = [command_metric({k: v for k, v in params.items() if isinstance(v, str)})
+               if kernel == "command" else None for kernel, params in zip(
+                   frame["kernel"], frame[[c for c in ("metric", "metric_label",
+                                                       "metric_unit") if c in frame.columns]]
+                   .to_dict("records"), strict=True)]
+    if all(m is not None for m in metrics) and len(set(metrics)) == 1:
+        metric = metrics[0]
+        assert metric is not None
+        return [{(metric.column if k == "write_time" else k):
+                 (_shown(metric, v) if k == "write_time" else v) for k, v in row.items()}
+                for row in rows]
+    for row, metric in zip(rows, metrics, strict=True):
+        if metric is not None:
+            value = _shown(metric, row.get("write_time"))
+            row["metric"] = (None if value is None else
+                             f"{value:.4g} {metric.unit} ({metric.label})")
+            row["write_time"] = None
+    return rows
+
+
+def _shown(metric: Any, minimised: Any) -> float | None:
+    """A stored time (what is minimised) in ``metric``'s unit (a
+    :class:`~iotune.settings.metrics.Metric`); None for none."""
+    if not isinstance(minimised, int | float) or minimised != minimised or minimised <= 0:
+        return None
+    return metric.shown(float(minimised))
 
 
 #: The formats of ``results --export``, by the file's suffix.

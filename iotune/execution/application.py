@@ -47,7 +47,6 @@ from iotune.errors import ConfigError
 from iotune.execution.fsinfo import filesystem_of, is_lustre
 from iotune.execution.rundirs import owner, write_marker
 from iotune.execution.runner import TAIL_CHARS, RunOutcome, run_command
-from iotune.printable import one_line
 from iotune.settings.catalogue import (
     HINT_PREFIX,
     SETTINGS,
@@ -57,7 +56,7 @@ from iotune.settings.catalogue import (
     romio_hints_text,
     settings_in_layer,
 )
-from iotune.settings.metrics import MATCHES, UNITS, Metric, command_metric
+from iotune.settings.metrics import MATCHES, UNITS, Metric, check_label, command_metric
 
 METRICS = ("wall", "io_time")
 PRELOAD_MODES = ("auto", "yes", "no")
@@ -211,10 +210,7 @@ def _parse_metric(raw: Mapping[str, Any], where: str) -> _MetricArgs:
         if pattern.groups < 1:
             raise ConfigError(f"{where}.metric.regex: needs a group around the number, e.g. "
                               "'write time: ([0-9.]+)'")
-        label = metric.get("label", "")
-        if not isinstance(label, str):
-            raise ConfigError(f"{where}.metric.label: {label!r} is not text")
-        one_line(label, f"{where}.metric.label")
+        label = check_label(metric.get("label", ""), f"{where}.metric.label")
         unit = metric.get("unit", "s")
         if unit not in UNITS:
             raise ConfigError(f"{where}.metric.unit: {unit!r} is not one of "
@@ -224,7 +220,7 @@ def _parse_metric(raw: Mapping[str, Any], where: str) -> _MetricArgs:
         if match not in MATCHES:
             raise ConfigError(f"{where}.metric.match: {match!r} is not one of "
                               f"{', '.join(MATCHES)} (which match in the output counts)")
-        return _MetricArgs(REGEX_PREFIX + metric["regex"], label.strip(), unit, match)
+        return _MetricArgs(REGEX_PREFIX + metric["regex"], label, unit, match)
     if metric not in METRICS:
         raise ConfigError(f"{where}.metric: {metric!r} is not one of {', '.join(METRICS)} "
                           "or {regex: PATTERN}")

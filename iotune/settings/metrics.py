@@ -19,6 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from iotune.errors import ConfigError
+from iotune.printable import one_line
+
 #: The units a metric may have, each with the direction that is better.
 UNITS = {"s": "lower", "MiB/s": "higher"}
 #: Which match of a regular-expression metric counts when the output holds several.
@@ -68,6 +71,13 @@ class Metric:
     def document(self) -> dict[str, str]:
         """The metric as the tuned file and JSON output hold it."""
         return {"label": self.label, "unit": self.unit, "better": self.better}
+
+
+def check_label(label: Any, where: str) -> str:
+    """``label`` stripped, when it is one line of text; ConfigError naming ``where``."""
+    if not isinstance(label, str):
+        raise ConfigError(f"{where}: {label!r} is not text")
+    return one_line(label, where).strip()
 
 
 def command_metric(params: Mapping[str, Any]) -> Metric:
