@@ -80,7 +80,8 @@ def _fields() -> dict[str, Check]:
         "kernel": _kernel,
         "kernel_args": _mapping,  # against the kernel's arguments in _check_together
         "target": _choice(tuple(TARGET_TABLE)),
-        "target_time": _choice(tuple(t.time for t in TARGET_TABLE.values())),
+        "target_time": _text,  # a target's time or the metric's label: _check_together
+        "metric": _optional(_metric),
         "cores": _scale,
         "nodes": _optional(_scale),
         "system": _text,
@@ -124,6 +125,14 @@ def _check_together(doc: Mapping[str, Any]) -> None:
         raise ConfigError(f"nodes: {doc['nodes']} is more than cores ({doc['cores']})")
     if doc.get("kernel_args") and "kernel" in doc:
         get_kernel(doc["kernel"]).normalise_params(doc["kernel_args"], "kernel_args")
+    if "target_time" in doc:
+        from iotune.store.targets import TARGET_TABLE
+
+        times = [t.time for t in TARGET_TABLE.values()]
+        label = (doc.get("metric") or {}).get("label")
+        if doc["target_time"] not in times and doc["target_time"] != label:
+            raise ConfigError(f"target_time: {doc['target_time']!r} is not one of "
+                              f"{', '.join(times)}, nor the metric's label")
 
 
 def _optional(check: Check) -> Check:
@@ -241,6 +250,25 @@ def _hints(value: Any, where: str) -> None:
         if not SAFE_KEY.fullmatch(key) or not isinstance(item, str):
             raise ConfigError(f"{where}.{_key_text(key)}: {item!r} is not a hint (a name of "
                               "letters, digits and _ with a text value)")
+
+
+def _metric(value: Any, where: str) -> None:
+    """What the figures measure: ``label`` (one line), ``unit`` (``s`` or ``MiB/s``) and
+    ``better`` (``lower`` for seconds, ``higher`` for a bandwidth)."""
+    from iotune.settings.metrics import UNITS
+
+    _mapping(value, where)
+    unknown = sorted(set(value) - {"label", "unit", "better"})
+    if unknown:
+        raise ConfigError(f"{where}.{_key_text(unknown[0])}: unknown key of a metric; known: "
+                          "label, unit, better")
+    _text(value.get("label"), f"{where}.label")
+    unit = value.get("unit")
+    if unit not in UNITS:
+        raise ConfigError(f"{where}.unit: {unit!r} is not one of {', '.join(UNITS)}")
+    if value.get("better") != UNITS[unit]:
+        raise ConfigError(f"{where}.better: {value.get('better')!r} is not {UNITS[unit]!r}, "
+                          f"the direction of unit {unit}")
 
 
 def _search(value: Any, where: str) -> None:

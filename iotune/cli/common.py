@@ -123,8 +123,10 @@ def command_options(func: F) -> F:
     """``--command`` and ``--metric``: tune a user's own program instead of a kernel."""
     func = click.option("--metric", help="For a command kernel (--command, or one in the "
                         "config): wall (default), io_time (the preload library's write "
-                        "time) or regex:PATTERN (the first group of PATTERN in the "
-                        "program's output, in seconds).")(func)
+                        "time), regex:PATTERN (the first group of PATTERN in the "
+                        "program's output, in seconds) or a mapping in YAML flow style: "
+                        "'{regex: PATTERN, label: NAME, unit: s or MiB/s, match: last or "
+                        "first}'.")(func)
     return click.option("--command", "app_command", metavar="'PROGRAM ARGS'",
                         help="A user's MPI program to run unmodified, e.g. "
                              "--command './sim -o {scratch}/ckpt.h5'; {cores}, {nodes} and "
@@ -152,7 +154,8 @@ def with_command(config: Config, command: str | None, metric: str | None) -> Con
     raw = {k: v for k, v in base.items() if v != ""}
     if command is not None:
         raw["command"] = command
-    if metric is not None:
+    if metric is not None:  # a new metric, with its own label, unit and match
+        raw = {k: v for k, v in raw.items() if not k.startswith("metric_")}
         raw["metric"] = metric
     params = spec.normalise_params(raw, "--command" if command is not None else "--metric")
     spec.check_settings(config.space.names, "space")

@@ -74,6 +74,11 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
         summary["read_time_s"] = measurement.times.read_total
         summary["read_bandwidth_MiB/s"] = measurement.read_bandwidth_mib_s
         summary["bytes_read"] = measurement.bytes_read
+    metric = result.get("metric") if result.get("measure") == "regex" else None
+    if isinstance(metric, dict) and metric.get("label"):  # a program's own, by its name
+        summary[f"{metric['label']} ({metric.get('unit')})"] = metric.get("value")
+        if metric.get("unit") != "s":  # time_s holds its reciprocal: not a time
+            summary.pop("time_s", None)
     settings = {k: describe_value(k, v) for k, v in record["settings"].items()}
     summary["settings"] = settings or "defaults"
     hints = result.get("hints_in_effect") or {}
@@ -236,6 +241,7 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
     if fmt != "table":  # machine-readable: every hint read back and every status
         columns += hints + statuses
     rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
+    rows = _named_metrics(rows, frame)
     if fmt == "table" and (hints or statuses):  # a person: what did not take effect
         for row, full in zip(rows, frame[settings + hints + statuses].to_dict("records"),
                              strict=True):
@@ -318,6 +324,44 @@ def _setting_columns(frame: Any) -> list[str]:
     from iotune.settings.values import SETTINGS
 
     return [c for c in frame.columns if c in SETTINGS or str(c).startswith("hint.")]
+
+
+def _named_metrics(rows: list[dict[str, Any]], frame: Any) -> list[dict[str, Any]]:
+    """``rows`` with a program's own metric under its name: when every row measured the
+    same named metric, ``write_time`` becomes that metric's column (``Max Write (MiB/s)``)
+    in its unit; when rows measured different ones, a ``metric`` column says each
+    command run's figure, unit and name, and ``write_time`` is left blank for those (it
+    holds what is minimised: for a bandwidth, its reciprocal)."""
+    from iotune.settings.metrics import command_metric
+
+    if "write_time" not in frame.columns or "metric" not in frame.columns:
+        return rows
+    metrics = [command_metric({k: v for k, v in params.items() if isinstance(v, str)})
+               if kernel == "command" else None for kernel, params in zip(
+                   frame["kernel"], frame[[c for c in ("metric", "metric_label",
+                                                       "metric_unit") if c in frame.columns]]
+                   .to_dict("records"), strict=True)]
+    if all(m is not None for m in metrics) and len(set(metrics)) == 1:
+        metric = metrics[0]
+        assert metric is not None
+        return [{(metric.column if k == "write_time" else k):
+                 (_shown(metric, v) if k == "write_time" else v) for k, v in row.items()}
+                for row in rows]
+    for row, metric in zip(rows, metrics, strict=True):
+        if metric is not None:
+            value = _shown(metric, row.get("write_time"))
+            row["metric"] = (None if value is None else
+                             f"{value:.4g} {metric.unit} ({metric.label})")
+            row["write_time"] = None
+    return rows
+
+
+def _shown(metric: Any, minimised: Any) -> float | None:
+    """A stored time (what is minimised) in ``metric``'s unit (a
+    :class:`~iotune.settings.metrics.Metric`); None for none."""
+    if not isinstance(minimised, int | float) or minimised != minimised or minimised <= 0:
+        return None
+    return metric.shown(float(minimised))
 
 
 #: The formats of ``results --export``, by the file's suffix.

@@ -37,11 +37,9 @@ from iotune.cli.verdicts import tune_verdicts
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file, write_output
-from iotune.model.trust import prediction_warning
+from iotune.model.trust import NO_PREDICTION, prediction_warning
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
-from iotune.settings.values import describe_value
 from iotune.store import Store
-from iotune.store.targets import TARGET_TABLE
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
 from iotune.strategies.racing import CONFIDENCE
@@ -49,6 +47,8 @@ from iotune.train import (
     describe_settings,
 )
 from iotune.tune import TuneResult, tune
+from iotune.tune.merged import members
+from iotune.tune.table import Row, prediction_errors, row_document, table_rows
 from iotune.tune.target import with_target
 from iotune.ui.output import emit, progress, render_pairs, render_table, to_plain
 from iotune.ui.terminal import make_progress
@@ -148,7 +148,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     if fmt == "table":
         emit(None, fmt, text=_tune_text(result))
     else:
-        emit({**tuned, "best": tuned["best_found"], "runs": result.runs}, fmt)
+        emit({**tuned, "best": tuned["best_found"], "runs": result.runs,
+              "rows": [row_document(result, row) for row in table_rows(result)]}, fmt)
     if result.budget_to_decide is not None:
         command = continue_command(click.get_current_context(), result.budget_to_decide)
         progress(f"iotune: undecided: about {result.choice.runs_to_decide} more runs would "
@@ -199,36 +200,28 @@ def _check_something_ran(result: TuneResult) -> None:
 
 def _tune_text(result: TuneResult) -> str:
     label = backend_class(result.backend).label
-    timed = TARGET_TABLE[result.target].time
+    metric = result.metric
     lines = [f"Tuned {result.kernel} at {result.cores} ranks ({label}, {result.system}, "
-             f"strategy {result.strategy}, target {result.target}: {timed})",
+             f"strategy {result.strategy}, target {result.target}: {metric.label}, "
+             f"{metric.unit}, {metric.better} is better)",
              ""]
-    predicted = any(e.predicted is not None for e in result.evaluations)
-    cv = result.model.stats.cv_rms_relative_error if result.model is not None and \
-        result.model.stats is not None else None
-    rows = []
-    for e in sorted(result.evaluations, key=lambda e: e.statistic or float("inf"))[:10]:
-        figures = result.figures(e)
-        row = {"settings": " ".join(f"{k}={describe_value(k, v)}"
-                                    for k, v in e.settings.items()),
-               "time_s": figures.get("time_s"), "MiB/s": figures.get("bandwidth_mib_s"),
-               "reps": len(e.times), "interval_s": _interval_text(figures.get("interval_s"))}
-        if predicted:
-            row["predicted_s"] = None if e.predicted is None else round(e.predicted, 4)
-        rows.append(row)
-    lines += [render_table(rows), ""]
-    if predicted:
-        error = f"{cv:.2f}" if cv is not None else "unknown"
-        lines.append(f"predicted_s: the model's prediction; its cross-validated RMS relative "
-                     f"error is {error}")
-        lines.append("")
+    rows = table_rows(result, limit=TABLE_ROWS)
+    lines += [render_table([_row_cells(result, i, row) for i, row in enumerate(rows, 1)]), ""]
+    lines += _table_notes(result, rows)
     choice = result.choice
     summary: dict[str, Any] = {"default": _figure_text(result, result.default)}
     if result.best is not None and result.best is not result.default:
         summary["best found"] = _figure_text(result, result.best)
         summary["its settings"] = describe_settings(result.best.settings)
+        twins = members(result.best)[1:]
+        if twins:
+            summary["its settings"] += ("; ran identically (the same settings in effect): "
+                                        + "; ".join(describe_settings(e.settings)
+                                                    for e in twins))
     if choice.speedup is not None and result.best is not result.default:
-        summary["its speedup"] = _speedup_text(choice.speedup)
+        summary["its speedup"] = _speedup_text(choice.speedup) + (
+            f" (its {result.metric.unit} over the default's)"
+            if result.metric.higher_is_better else "")
     verified = result.verified
     summary["recommended"] = ("undecided: the default configuration stays until more "
                               "runs decide" if result.recommendation == "undecided" else
@@ -252,8 +245,11 @@ def _tune_text(result: TuneResult) -> str:
                                 "told apart from the best at this confidence")
     budget = result.budget
     spent = f", budget {budget.spent}/{budget.total}" if budget.total else ""
-    summary["runs"] = (f"{result.runs} new, {result.reused} reused, {len(result.evaluations)} "
-                       f"configurations, {choice.race_runs} race runs{spent}")
+    measured = result.configurations
+    merged = (f" ({len(result.evaluations)} after merging those that ran identically)"
+              if measured != len(result.evaluations) else "")
+    summary["runs"] = (f"{result.runs} new, {result.reused} reused, {measured} "
+                       f"configurations{merged}, {choice.race_runs} race runs{spent}")
     summary["noise"] = _noise_text(result)
     if result.reused:
         tunes = ", ".join(f"{n} from tune {t}" for t, n in sorted(result.reused_from.items()))
@@ -276,6 +272,58 @@ def _tune_text(result: TuneResult) -> str:
     return "\n".join(lines)
 
 
+#: Rows of the results table printed (the default's row is added when it falls below).
+TABLE_ROWS = 10
+
+
+def _row_cells(result: TuneResult, rank: int, row: Row) -> dict[str, Any]:
+    """One row of the printed table: rank, settings, the estimate and its interval in the
+    metric's unit, the runs, the bandwidth at the estimate (a kernel, whose bytes are
+    known) and the prediction."""
+    unit = result.metric.unit
+    cells: dict[str, Any] = {
+        "rank": rank, "settings": row.settings + (" (default)" if row.is_default
+                                                  and row.settings != "default" else ""),
+        unit: None if row.value is None else float(f"{row.value:.4g}"),
+        f"{CONFIDENCE:.0%} interval": ("unknown" if row.interval is None else
+                                        f"{row.interval[0]:.4g}-{row.interval[1]:.4g}"),
+        "runs": row.runs if not row.failed else f"{row.runs} (+{row.failed} failed)"}
+    if result.bytes_written is not None and row.value is not None:  # at the estimate
+        cells["MiB/s"] = float(f"{result.bytes_written / 2**20 / row.value:.4g}")
+    if any(e.predicted is not None for e in result.evaluations):
+        cells[f"predicted {unit}"] = (row.predicted if not isinstance(row.predicted, float)
+                                      else float(f"{row.predicted:.4g}"))
+    return cells
+
+
+def _table_notes(result: TuneResult, rows: list[Row]) -> list[str]:
+    """What the table's figures are, and how far its predictions are from them."""
+    metric = result.metric
+    notes = [f"{metric.unit}: the estimate of each configuration's typical {metric.label} "
+             "from its runs, shrunk towards the others' as the race ranks them (docs/"
+             "strategies.md), with its interval; best first, so row 1 is the best found"]
+    if any("|" in row.settings for row in rows):
+        notes.append("a|b: configurations that asked for different values but ran with the "
+                     "same settings in effect, one row with the runs of each")
+    if any(e.predicted is not None for e in result.evaluations):
+        errors = prediction_errors(result, rows)
+        shown = ("no row to compare" if errors.shown is None else
+                 f"{errors.shown:.2f} RMS relative error against the estimates over "
+                 f"{errors.rows} rows")
+        cv = ("unknown" if errors.cv is None else f"{errors.cv:.2f} over its "
+              f"{errors.training_rows} training rows")
+        notes.append(f"predicted {metric.unit}: the model's prediction, made when the search "
+                     f"chose the configuration, before its runs: {shown}. The final model's "
+                     f"cross-validated RMS relative error ({cv}: every scale trained and "
+                     "this search, terms chosen on all of them) measures the fit, not these "
+                     "predictions")
+        if errors.impossible:
+            notes.append(f"{NO_PREDICTION}: the model predicted a time of zero or less "
+                         f"({errors.impossible} row{'s' if errors.impossible > 1 else ''}), "
+                         "which no run can take: its basis does not hold there")
+    return [*notes, ""]
+
+
 def _noise_text(result: TuneResult) -> str:
     """The noise assumed before the search (and where from) and the noise measured."""
     budget, measured = result.budget, result.choice.noise
@@ -287,10 +335,6 @@ def _noise_text(result: TuneResult) -> str:
     return f"{before}; {after}; {budget.reserve} runs were kept to race"
 
 
-def _interval_text(interval: Any) -> str:
-    return "unknown" if not interval else f"{interval[0]:.3g}-{interval[1]:.3g}"
-
-
 def _speedup_text(gain: Any) -> str:
     if gain.low is None or gain.high is None:
         return f"{gain.value:.2f}x (interval unknown)"
@@ -298,12 +342,22 @@ def _speedup_text(gain: Any) -> str:
 
 
 def _figure_text(result: TuneResult, evaluation: Any) -> str:
+    """A configuration's estimate and interval in the metric's unit, with its runs."""
     f = result.figures(evaluation)
     if f.get("status") == "failed":
         return "failed: " + "; ".join(f["errors"][:1])
-    return (f"{bandwidth_text(f.get('bandwidth_mib_s'))}{f['statistic']} {f['time_s']:.3f} s "
-            f"over {f['repetitions']} reps ({CONFIDENCE:.0%} interval "
-            f"{_interval_text(f.get('interval_s'))} s)")
+    metric = result.metric
+    found = result.estimates.get(evaluation.key)
+    if found is None:
+        return "no successful run"
+    low_high = (None if found.low_s is None or found.high_s is None
+                else metric.shown_interval(found.low_s, found.high_s))
+    interval = ("unknown" if low_high is None else
+                f"{low_high[0]:.4g}-{low_high[1]:.4g} {metric.unit}")
+    bandwidth = ("" if result.bytes_written is None else
+                 bandwidth_text(result.bytes_written / 2**20 / found.time_s))
+    return (f"{bandwidth}{metric.shown(found.time_s):.4g} {metric.unit} over "
+            f"{f['repetitions']} runs ({CONFIDENCE:.0%} interval {interval})")
 
 
 @click.command("apply")

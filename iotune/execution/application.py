@@ -21,10 +21,13 @@ iotune never edits the program. For each run it:
 
 What a run measures (``metric``): ``wall`` (the program's wall time, launcher included),
 ``io_time`` (the slowest rank's time in MPI-IO write calls, from the preload library) or a
-regular expression whose first group, found in the program's output, is the time in
-seconds. The record's ``result.measure`` says which; ``result.times_s.total`` holds it, so
-the model and the search use it as they use a kernel's time. A non-zero exit, a timeout, a
-missing preload report or a missing metric is a failed record with the tail of stderr.
+regular expression whose first group, found in the program's output, is the figure: in
+seconds, or a bandwidth in MiB/s, with its own label (:mod:`iotune.settings.metrics`). The
+record's ``result.measure`` says which and ``result.metric`` holds the label, unit and
+figure; ``result.times_s.total`` holds what is minimised (the seconds, or a bandwidth's
+reciprocal), so the model and the search use it as they use a kernel's time. A non-zero
+exit, a timeout, a missing preload report or a missing metric is a failed record with the
+tail of stderr.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from iotune.settings.catalogue import (
     romio_hints_text,
     settings_in_layer,
 )
+from iotune.settings.metrics import MATCHES, UNITS, Metric, check_label, command_metric
 
 METRICS = ("wall", "io_time")
 PRELOAD_MODES = ("auto", "yes", "no")
@@ -66,6 +70,12 @@ NOT_INJECTABLE = tuple(s.name for s in settings_in_layer("application"))
 
 #: How a regular-expression metric is written as one kernel argument: ``regex:PATTERN``.
 REGEX_PREFIX = "regex:"
+#: The keys of a metric written as a mapping.
+METRIC_KEYS = ("regex", "label", "unit", "match")
+#: A regex metric's fields other than its pattern, as canonical kernel arguments (present
+#: only when not the default, so the arguments, and the store's keys, of a metric without
+#: them stay as they were).
+FLAT_METRIC_KEYS = {"label": "metric_label", "unit": "metric_unit", "match": "metric_match"}
 
 
 @dataclass(frozen=True)
@@ -73,13 +83,18 @@ class Application:
     """A user's program as the config describes it (``kernel: {command: ...}``).
 
     ``metric`` is ``wall``, ``io_time`` or ``regex:PATTERN`` (the first group of PATTERN in
-    the program's output is the time in seconds).
+    the program's output is the figure; ``metric_match`` says whether the ``last`` or the
+    ``first`` match counts, ``metric_unit`` whether it is seconds or a bandwidth in MiB/s,
+    :mod:`iotune.settings.metrics`, and ``metric_label`` what it measures).
     """
 
     command: str
     output_dir: str | None = None
     metric: str = "wall"
     preload: str = "auto"
+    metric_label: str = ""
+    metric_unit: str = "s"
+    metric_match: str = "last"
 
     @property
     def regex(self) -> re.Pattern[str] | None:
@@ -90,8 +105,19 @@ class Application:
 
     def as_params(self) -> dict[str, Any]:
         """The kernel arguments that stand for this program (stored with every record)."""
-        return {"command": self.command, "output_dir": self.output_dir or "",
-                "metric": self.metric, "preload": self.preload}
+        params = {"command": self.command, "output_dir": self.output_dir or "",
+                  "metric": self.metric, "preload": self.preload}
+        defaults = {"label": "", "unit": "s", "match": "last"}
+        for key, value in (("label", self.metric_label), ("unit", self.metric_unit),
+                           ("match", self.metric_match)):
+            if value != defaults[key]:
+                params[FLAT_METRIC_KEYS[key]] = value
+        return params
+
+    @property
+    def measured_by(self) -> Metric:
+        """What a run's figure is called and its unit (:mod:`iotune.settings.metrics`)."""
+        return command_metric(self.as_params())
 
     def argv(self, cores: int, nodes: int, scratch: Path) -> list[str]:
         """The program's command line with the placeholders replaced."""
@@ -102,7 +128,7 @@ class Application:
 def parse_application(raw: Mapping[str, Any], where: str = "kernel") -> Application:
     """An :class:`Application` from the config's ``kernel`` mapping; ConfigError naming the
     key otherwise."""
-    known = ("command", "output_dir", "metric", "preload")
+    known = ("command", "output_dir", "metric", "preload", *FLAT_METRIC_KEYS.values())
     unknown = sorted(set(raw) - set(known))
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]}: unknown key of a command kernel; known: "
@@ -124,23 +150,7 @@ def parse_application(raw: Mapping[str, Any], where: str = "kernel") -> Applicat
                                    or ".." in Path(output_dir).parts):
         raise ConfigError(f"{where}.output_dir: {output_dir!r} must be a relative path inside "
                           "the run directory")
-    metric = raw.get("metric", "wall")
-    if isinstance(metric, str) and metric.startswith(REGEX_PREFIX):
-        metric = {"regex": metric[len(REGEX_PREFIX):]}
-    if isinstance(metric, Mapping):
-        if set(metric) != {"regex"}:
-            raise ConfigError(f"{where}.metric: a mapping must be {{regex: PATTERN}}")
-        metric = REGEX_PREFIX + str(metric["regex"])
-        try:
-            pattern = re.compile(metric[len(REGEX_PREFIX):])
-        except re.error as exc:
-            raise ConfigError(f"{where}.metric.regex: {exc}") from None
-        if pattern.groups < 1:
-            raise ConfigError(f"{where}.metric.regex: needs a group around the number, e.g. "
-                              "'write time: ([0-9.]+)'")
-    elif metric not in METRICS:
-        raise ConfigError(f"{where}.metric: {metric!r} is not one of {', '.join(METRICS)} "
-                          "or {regex: PATTERN}")
+    metric = _parse_metric(raw, where)
     preload = raw.get("preload", "auto")
     if preload is True:
         preload = "yes"
@@ -149,10 +159,75 @@ def parse_application(raw: Mapping[str, Any], where: str = "kernel") -> Applicat
     if preload not in PRELOAD_MODES:
         raise ConfigError(f"{where}.preload: {preload!r} is not one of "
                           f"{', '.join(PRELOAD_MODES)}")
-    if metric == "io_time" and preload == "no":
+    if metric.name == "io_time" and preload == "no":
         raise ConfigError(f"{where}.metric: io_time is measured by the preload library; "
                           "preload: no turns it off")
-    return Application(command.strip(), output_dir, str(metric), str(preload))
+    return Application(command.strip(), output_dir, metric.name, str(preload),
+                       metric.label, metric.unit, metric.match)
+
+
+@dataclass(frozen=True)
+class _MetricArgs:
+    name: str
+    label: str = ""
+    unit: str = "s"
+    match: str = "last"
+
+
+def _parse_metric(raw: Mapping[str, Any], where: str) -> _MetricArgs:
+    """The metric of a command kernel's ``raw`` mapping: ``metric`` as ``wall``,
+    ``io_time``, ``regex:PATTERN``, a mapping ``{regex, label, unit, match}`` or that mapping
+    written in YAML flow style (``--metric '{regex: ..., unit: MiB/s}'``), or the canonical
+    arguments (``metric`` with ``metric_label``, ``metric_unit``, ``metric_match``)."""
+    metric = raw.get("metric", "wall")
+    if isinstance(metric, str) and metric.lstrip().startswith("{"):
+        import yaml
+
+        try:
+            metric = yaml.safe_load(metric)
+        except yaml.YAMLError:
+            raise ConfigError(f"{where}.metric: {metric!r} is not a mapping in YAML flow "
+                              "style, e.g. '{regex: \"Max Write: ([0-9.]+)\", unit: MiB/s}'"
+                              ) from None
+    fields = {key: raw[FLAT_METRIC_KEYS[key]] for key in FLAT_METRIC_KEYS
+              if raw.get(FLAT_METRIC_KEYS[key]) not in (None, "")}
+    if isinstance(metric, str) and metric.startswith(REGEX_PREFIX):
+        metric = {"regex": metric[len(REGEX_PREFIX):], **fields}
+    elif fields:
+        key = next(iter(fields))
+        raise ConfigError(f"{where}.metric.{key}: only a regex metric has a {key} (wall and "
+                          "io_time are seconds, lower is better)")
+    if isinstance(metric, Mapping):
+        unknown = sorted(str(k) for k in metric if k not in METRIC_KEYS)
+        if unknown:
+            raise ConfigError(f"{where}.metric.{unknown[0]}: unknown key of a metric; known: "
+                              f"{', '.join(METRIC_KEYS)}")
+        if not isinstance(metric.get("regex"), str):
+            raise ConfigError(f"{where}.metric.regex: missing or not text; a mapping metric "
+                              "is {regex: PATTERN, label: ..., unit: s or MiB/s, match: "
+                              "last or first}")
+        try:
+            pattern = re.compile(metric["regex"])
+        except re.error as exc:
+            raise ConfigError(f"{where}.metric.regex: {exc}") from None
+        if pattern.groups < 1:
+            raise ConfigError(f"{where}.metric.regex: needs a group around the number, e.g. "
+                              "'write time: ([0-9.]+)'")
+        label = check_label(metric.get("label", ""), f"{where}.metric.label")
+        unit = metric.get("unit", "s")
+        if unit not in UNITS:
+            raise ConfigError(f"{where}.metric.unit: {unit!r} is not one of "
+                              f"{', '.join(UNITS)} (seconds: lower is better; MiB/s: higher "
+                              "is better)")
+        match = metric.get("match", "last")
+        if match not in MATCHES:
+            raise ConfigError(f"{where}.metric.match: {match!r} is not one of "
+                              f"{', '.join(MATCHES)} (which match in the output counts)")
+        return _MetricArgs(REGEX_PREFIX + metric["regex"], label, unit, match)
+    if metric not in METRICS:
+        raise ConfigError(f"{where}.metric: {metric!r} is not one of {', '.join(METRICS)} "
+                          "or {regex: PATTERN}")
+    return _MetricArgs(str(metric))
 
 
 def check_injectable(settings: Mapping[str, Any], where: str = "space") -> None:
@@ -332,6 +407,7 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
                       outcome.stderr_tail)
     io_time = _number((preloaded or {}).get("write_time_s"))
     written = (preloaded or {}).get("bytes_written")
+    shown = app.measured_by
     total: float | None
     why: str | None
     if app.metric == "wall":
@@ -342,10 +418,13 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
                "does it call MPI_Finalize?)" if preloaded is None else
                "the program made no MPI-IO write call" if not io_time else None)
     else:
-        measure, total, why = "regex", _metric_from(app, outcome), None
-        if total is None:
+        measure, figure, why = "regex", _metric_from(app, outcome), None
+        if figure is None:
             assert app.regex is not None
             why = f"metric: no match of {app.regex.pattern!r} in the program's output"
+        total = None if figure is None or figure <= 0 else shown.minimised(figure)
+        if figure is not None and figure <= 0:
+            why = f"metric: {figure!r} is not a positive {shown.unit} figure"
     if why is not None or total is None or total <= 0:
         return AppRun("failed", why or f"metric: {total!r} is not a positive time", None,
                       command, outcome.elapsed_s, outcome.stderr_tail)
@@ -361,8 +440,10 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
         "wall_s": round(outcome.elapsed_s, 6),
         "io_time_s": io_time,
         "bytes_written": int(written) if isinstance(written, int | float) and written else None,
-        "bandwidth_mib_s": (float(written) / 2**20 / total
-                            if isinstance(written, int | float) and written else None),
+        # A bandwidth metric is the program's own figure; bytes over its reciprocal are not.
+        "bandwidth_mib_s": (float(written) / 2**20 / total if isinstance(written, int | float)
+                            and written and not shown.higher_is_better else None),
+        "metric": {**shown.document(), "value": shown.shown(total)},
         "hints_requested": mpiio_hints(settings),
         "hints_in_effect": hints,
         "hdf5_settings_in_effect": dict((preloaded or {}).get("hdf5_settings_in_effect") or {}),
@@ -376,14 +457,15 @@ def _judge(app: Application, outcome: RunOutcome, settings: Mapping[str, Any],
 
 
 def _metric_from(app: Application, outcome: RunOutcome) -> float | None:
-    """The last match of the metric's first group in stdout, else in stderr."""
+    """The metric's first group at its last (or, ``metric_match: first``, first) match in
+    stdout, else in stderr; None when neither matches or the group is not a number."""
     assert app.regex is not None
     for text in (outcome.stdout, outcome.stderr_tail):
         found = app.regex.findall(text)
         if found:
-            last = found[-1]
+            chosen = found[0] if app.metric_match == "first" else found[-1]
             with contextlib.suppress(ValueError):
-                return float(last[0] if isinstance(last, tuple) else last)
+                return float(chosen[0] if isinstance(chosen, tuple) else chosen)
     return None
 
 

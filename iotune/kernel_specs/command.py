@@ -17,13 +17,18 @@ from iotune.kernel_args import KernelParam
 from iotune.kernel_specs.registry import register_kernel
 from iotune.kernel_specs.spec import KernelFeatureError, KernelSpec
 from iotune.settings.catalogue import Choice, FreeText
+from iotune.settings.metrics import MATCHES, UNITS
+
+UNITS_CHOICES = tuple(UNITS)
 
 NAME = "command"
 
 
 @dataclass(frozen=True)
 class CommandSpec(KernelSpec):
-    """A user's program: ``command``, ``output_dir``, ``metric`` and ``preload``."""
+    """A user's program: ``command``, ``output_dir``, ``metric`` (with a regex metric's
+    ``metric_label``, ``metric_unit`` and ``metric_match`` when not their defaults) and
+    ``preload``."""
 
     def normalise_params(self, params: Mapping[str, Any], where: str = "kernel.args") -> dict:
         """The program's canonical arguments; ConfigError naming the key otherwise. Without
@@ -57,6 +62,11 @@ COMMAND = register_kernel(CommandSpec(
         KernelParam("output_dir", FreeText(), "", "a directory below the run directory to "
                     "make (and stripe) for the program's output"),
         KernelParam("metric", FreeText(), "wall", "wall, io_time or regex:PATTERN"),
+        KernelParam("metric_label", FreeText(), "", "a regex metric's name, as printed"),
+        KernelParam("metric_unit", Choice(choices=UNITS_CHOICES), "s",
+                    "a regex metric's unit: s (lower is better) or MiB/s (higher is better)"),
+        KernelParam("metric_match", Choice(choices=MATCHES), "last",
+                    "which match of a regex metric counts: last or first"),
         KernelParam("preload", Choice(choices=("auto", "yes", "no")), "auto",
                     "load the preload library: auto, yes, no"),
     ),

@@ -11,8 +11,18 @@ prediction.
 
 from __future__ import annotations
 
+import math
+
 #: Above this cross-validated RMS relative error, predicted times are not to be trusted.
 TRUSTED_CV_ERROR = 0.5
+#: Shown in place of a prediction the model cannot make: a time of zero or less (the
+#: paper's basis is linear in its terms, so far from its data it can cross zero).
+NO_PREDICTION = "—"
+
+
+def possible(predicted: float | None) -> bool:
+    """Whether ``predicted`` is a time a run could take (positive and finite)."""
+    return predicted is not None and math.isfinite(predicted) and predicted > 0
 
 
 def prediction_warning(cv_rms_relative_error: float | None) -> str | None:

@@ -33,11 +33,13 @@ from iotune.report.data import (
     read_records,
     settings_label,
 )
+from iotune.report.decision import decide
 from iotune.report.memory import large_blocks_mapped, return_free_memory
 from iotune.report.modelfit import ModelView, fit_view, parameter_effects, predict_settings
 from iotune.report.papers import PaperInputs, phases_part, similarity_part, states_part
 from iotune.report.parts import Part, ReportFigure, Section, write_figure, write_table
 from iotune.report.tables import Table
+from iotune.strategies.racing import CONFIDENCE
 from iotune.tuned import read_tuned_file
 
 FORMATS = ("png", "svg")
@@ -229,8 +231,9 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
     sections: list[Section] = []
     overview = Section("Provenance and speedups", [table(tabs.provenance_table(
         dataset, f"provenance-{tag}"))])
+    decisions = [decide(tune, mine) for tune in dataset.tunes]
     if dataset.tunes:
-        overview.items.append(table(tabs.speedup_table(dataset, f"speedup-{tag}")))
+        overview.items.append(table(tabs.speedup_table(dataset, f"speedup-{tag}", decisions)))
     else:
         overview.missing.append("No tune records in the store for this kernel and backend: "
                                 "run 'iotune tune' to get speedups and the top "
@@ -239,13 +242,13 @@ def _dataset_report(dataset: Dataset, config: Config | None, tuned: Mapping[str,
 
     if dataset.tunes:
         best = Section("Top configurations (the paper's Figures 2-4)")
-        for tune in dataset.tunes:
+        for tune, decision in zip(dataset.tunes, decisions, strict=True):
             stem = f"topk-{tag}-{tune.cores}"
             best.items.append(figure(stem, figs.topk_figure(dataset, tune, top,
-                                                            view.error_label),
+                                                            view.error_label, decision),
                                      _topk_caption(tune, top)))
             best.items.append(table(tabs.topk_table(dataset, tune, top, stem,
-                                                    view.error_label)))
+                                                    view.error_label, decision)))
         if view.model is None:
             best.missing.append(f"No predictions: {view.note}")
         elif view.warning:
@@ -331,7 +334,8 @@ def _anchor(dataset: Dataset, view: ModelView, tuned: Mapping[str, Any] | None,
 
 def _topk_caption(tune: ScaleTune, top: int) -> str:
     return (f"The {min(top, len(tune.configs))} fastest of the {len(tune.configs)} "
-            f"configurations measured at {tune.cores} ranks, ranked by median write time, "
+            f"configurations measured at {tune.cores} ranks, ranked by their estimated "
+            f"time (as the race ranks them; whiskers: its {CONFIDENCE:.0%} interval), "
             "with the model's predicted time beside each (hatched); the default "
             "configuration (no settings) is grey, last, and dashed across the plot. Labels: "
             "c = stripe count, s = stripe size, a = aggregators (cb_nodes); settings common "

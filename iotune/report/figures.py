@@ -30,8 +30,11 @@ from iotune.report.data import (
     settings_label,
     short_name,
 )
+from iotune.report.decision import ScaleDecision
 from iotune.report.modelfit import Effect, ModelView, step_errors
 from iotune.settings.values import describe_value
+from iotune.store.targets import metric_of
+from iotune.strategies.racing import CONFIDENCE
 
 WIDTH_IN = 8.0
 DPI = 150
@@ -98,20 +101,38 @@ def _varying(configs: Sequence[ConfigResult]) -> tuple[list[str], dict[str, Any]
 
 
 def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
-                model_error: str | None = None) -> Figure:
-    """The paper's Figures 2-4: the ``top`` configurations by measured median time, with
-    the model's prediction beside each, labelled by their settings; the default last.
-    ``model_error`` (e.g. ``model CV error 0.31``) is written above the plot beside the
-    predictions' legend.
+                model_error: str | None = None,
+                decision: ScaleDecision | None = None) -> Figure:
+    """The paper's Figures 2-4: the ``top`` configurations by the race's estimate
+    (``decision``'s; without one, by median time), with the model's prediction beside
+    each, labelled by their settings; the default last. ``model_error`` (e.g. ``model CV
+    error 0.31``) is written above the plot beside the predictions' legend.
 
-    Measured bars are medians with whiskers from the fastest to the slowest repetition.
+    Measured bars are the estimates with whiskers over their interval (without a
+    decision, medians with whiskers from the fastest to the slowest repetition).
     The default is grey, labelled ``default``; when it is far slower than the configurations
     shown, its bar is cut at the edge of the plot and its time written on it, so the
     configurations stay comparable. The time axis is logarithmic when the configurations
     shown span more than a factor of 30.
     """
+    metric = metric_of(dataset.provenance.kernel, tune.params)
+
+    def centre(entry: ConfigResult) -> float:
+        found = decision.estimate(entry) if decision is not None else None
+        return metric.shown(entry.median if found is None else found.time_s)
+
+    def whiskers(entry: ConfigResult) -> list[list[float]]:
+        found = decision.estimate(entry) if decision is not None else None
+        if found is None or found.low_s is None or found.high_s is None:
+            low, high = metric.shown_interval(min(entry.times), max(entry.times))
+        else:
+            low, high = metric.shown_interval(found.low_s, found.high_s)
+        return [[centre(entry) - low], [high - centre(entry)]]
+
     with _style():
-        shown = tune.configs[:top]
+        order = ([c for c, _ in decision.ranked if not c.is_default] if decision is not None
+                 else tune.configs)
+        shown = order[:top]
         default = tune.default
         entries: list[ConfigResult] = [*shown, *([default] if default else [])]
         varying, constant = _varying(shown)
@@ -119,25 +140,27 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
                  f"{tune.cores} ranks")
         figure = _figure(1.9 + 0.36 * len(entries), dataset, title)
         ax = figure.add_subplot()
-        times = [t for e in shown for t in e.times]
-        times += [e.predicted for e in shown if e.predicted and e.predicted > 0]
+        times = [metric.shown(t) for e in shown for t in e.times]
+        times += [metric.shown(e.predicted) for e in shown
+                  if e.predicted and e.predicted > 0]
         log = bool(times) and max(times) / min(times) > 30
         limit = max(times) * (2.0 if log else 1.12) if times else None
-        off_scale = default is not None and limit is not None and default.median > limit
+        off_scale = default is not None and limit is not None and centre(default) > limit
         y = np.arange(len(entries))[::-1].astype(float)
         bar = 0.38
         labels = []
         for i, (entry, pos) in enumerate(zip(entries, y, strict=True)):
             if entry.is_default:
                 labels.append("default (no settings)")
-                _default_bar(ax, entry, pos, bar, limit if off_scale else None, tune)
+                _default_bar(ax, pos, bar, limit if off_scale else None,
+                             centre(entry), whiskers(entry), metric.unit)
                 continue
-            low, high = min(entry.times), max(entry.times)
-            ax.barh(pos + bar / 2, entry.median, height=bar, color=MEASURED,
-                    xerr=[[entry.median - low], [high - entry.median]],
+            ax.barh(pos + bar / 2, centre(entry), height=bar, color=MEASURED,
+                    xerr=whiskers(entry),
                     error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"})
             if entry.predicted is not None and entry.predicted > 0:
-                ax.barh(pos - bar / 2, entry.predicted, height=bar, color=PREDICTED,
+                ax.barh(pos - bar / 2, metric.shown(entry.predicted), height=bar,
+                        color=PREDICTED,
                         hatch="///", edgecolor="white", linewidth=0)
             labels.append(f"{i + 1}. {settings_label(entry.settings, varying)}")
         ax.set_yticks(y, labels)
@@ -152,17 +175,22 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
             _log_labels(ax.xaxis)
         if not log:
             ax.set_xlim(left=0)
-        ax.set_xlabel("write time, open to close (s)")
+        ax.set_xlabel(f"{metric.label} ({metric.unit})")
         ax.set_ylim(-0.7, len(entries) - 0.3)
         ax.grid(axis="y", visible=False)
-        handles = [Patch(color=MEASURED, label="measured (median; whiskers: min-max)"),
+        handles = [Patch(color=MEASURED, label="measured (median; whiskers: min-max)"
+                         if decision is None else
+                         f"measured (estimate; whiskers: its {CONFIDENCE:.0%} interval)"),
                    Patch(facecolor=PREDICTED, hatch="///", edgecolor="white",
                          label="predicted by the model"),
                    Patch(color=DEFAULT, label="default configuration")]
         subtitle = []
-        if tune.speedup is not None and tune.best is not None:
-            subtitle.append(f"best {tune.best.median:.3g} s, {tune.speedup:.3g}x faster "
-                            "than the default")
+        if decision is not None and decision.best is not None:
+            gain = decision.speedup
+            subtitle.append(f"recommended: {decision.recommendation}; best found "
+                            f"{centre(decision.best):.3g} {metric.unit}"
+                            + (f", {gain.value:.3g}x the default's speed" if gain is not None
+                               and not decision.best.is_default else ""))
         if constant:
             subtitle.append("all with " + settings_label(constant))
         if shown and all(e.predicted is None for e in shown):
@@ -176,19 +204,17 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
         return figure
 
 
-def _default_bar(ax: Axes, entry: ConfigResult, pos: float, bar: float, cut: float | None,
-                 tune: ScaleTune) -> None:
-    """The default's bar; cut at ``cut`` (the plot's edge) with its time written on it."""
+def _default_bar(ax: Axes, pos: float, bar: float, cut: float | None, centre: float,
+                 whiskers: list[list[float]], unit: str) -> None:
+    """The default's bar at ``centre`` with ``whiskers``; cut at ``cut`` (the plot's edge)
+    with its figure (in ``unit``) written on it."""
     if cut is None:
-        low, high = min(entry.times), max(entry.times)
-        ax.barh(pos, entry.median, height=bar * 1.6, color=DEFAULT,
-                xerr=[[entry.median - low], [high - entry.median]],
+        ax.barh(pos, centre, height=bar * 1.6, color=DEFAULT, xerr=whiskers,
                 error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"})
-        ax.axvline(entry.median, color=DEFAULT, linestyle="--", linewidth=1)
+        ax.axvline(centre, color=DEFAULT, linestyle="--", linewidth=1)
         return
     ax.barh(pos, cut, height=bar * 1.6, color=DEFAULT)
-    ratio = f", {tune.speedup:.3g}x the best" if tune.speedup else ""
-    ax.text(cut, pos, f"{entry.median:.4g} s (off scale{ratio})  \u00bb ", color="white",
+    ax.text(cut, pos, f"{centre:.4g} {unit} (off scale)  \u00bb ", color="white",
             ha="right", va="center", fontsize=8, fontweight="bold")
 
 

@@ -118,15 +118,40 @@ def _tuned_rows(tuned: Mapping[str, Any]) -> list[tuple[str, str]]:
         "tuned file": tuned.get("path"),
         "kernel, scale": f"{tuned.get('kernel')} at {tuned.get('cores')} ranks",
         "backend": f"{tuned.get('backend')} ({tuned.get('provenance')})",
+        "recommendation": tuned.get("recommendation", ""),
+        "why": tuned.get("reason") or "",
         "settings": " ".join(f"{k}={describe_value(k, v)}"
                              for k, v in (tuned.get("settings") or {}).items()) or "defaults",
-        "tuned bandwidth": _mibs(measured.get("bandwidth_mib_s")),
+        "metric": _metric_text(tuned.get("metric")),
+        "recommended bandwidth": _mibs(measured.get("bandwidth_mib_s")),
         "default bandwidth": _mibs(default.get("bandwidth_mib_s")),
         "speedup": f"{tuned['speedup']}x" if tuned.get("speedup") else "",
+        "best found": _best_found_text(tuned),
         "strategy": f"{search.get('strategy', '')} ({search.get('runs', '?')} runs, "
                     f"{search.get('configurations', '?')} configurations)",
     }
     return [(k, format_cell(v)) for k, v in pairs.items()]
+
+
+def _metric_text(metric: Any) -> str:
+    """``label (unit, lower is better)`` of a tuned file's metric; empty without one."""
+    if not isinstance(metric, Mapping):
+        return ""
+    return f"{metric.get('label')} ({metric.get('unit')}, {metric.get('better')} is better)"
+
+
+def _best_found_text(tuned: Mapping[str, Any]) -> str:
+    """When the best found is not what was recommended: its settings and speedup interval
+    (why it was not recommended is the reason above)."""
+    best = tuned.get("best_found") or {}
+    gain = tuned.get("best_found_speedup") or {}
+    if tuned.get("recommendation") == "tuned" or not best.get("settings"):
+        return ""
+    interval = gain.get("interval")
+    return (" ".join(f"{k}={v}" for k, v in best["settings"].items())
+            + (f": {gain['estimate']}x the default's speed" if gain.get("estimate") else "")
+            + (f" ({interval[0]}-{interval[1]}x)" if interval else "")
+            + ", not recommended")
 
 
 def _mibs(value: Any) -> str:

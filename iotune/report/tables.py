@@ -13,12 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from iotune.model.trust import NO_PREDICTION, possible
 from iotune.report.data import Dataset, ScaleTune, SearchSession, settings_label
+from iotune.report.decision import ScaleDecision
 from iotune.report.modelfit import ModelView, step_errors, term_rows
 from iotune.settings.catalogue import HINT_PREFIX, SETTINGS
 from iotune.settings.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE, UNVERIFIED
+from iotune.settings.units import MIB
 from iotune.settings.values import describe_value
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX
+from iotune.store.targets import metric_of
+from iotune.strategies.racing import CONFIDENCE
 
 
 @dataclass
@@ -66,62 +71,89 @@ def provenance_table(dataset: Dataset, stem: str) -> Table:
                  [{"field": k, "value": v} for k, v in pairs.items()], terminal=False)
 
 
-def speedup_table(dataset: Dataset, stem: str) -> Table:
-    """The paper's Table 3: per scale, file size, tuned and default bandwidth, speedup.
+def speedup_table(dataset: Dataset, stem: str,
+                  decisions: Sequence[ScaleDecision]) -> Table:
+    """The paper's Table 3 as a tune decides it: per scale, what was recommended (tuned,
+    default or undecided) and why, the best found and the default with their estimates
+    and intervals, and the best found's speedup over the default with its interval.
 
-    Bandwidths are at the median time over the repetitions; the ranges are the lowest and
-    highest over the repetitions (speedup range: over every pair of repetitions).
+    Figures are the race's estimates (:mod:`iotune.report.decision`), in MiB/s when the
+    kernel's bytes are known, else in the runs' metric's unit
+    (unit in ``unit``). ``decisions`` are the tunes', in the order of ``dataset.tunes``.
     """
     rows = []
-    for tune in dataset.tunes:
-        rows.append(_speedup_row(tune, dataset.provenance.kernel))
-    columns = ["cores", "kernel", "file_size_gib", "tuned_mib_s", "tuned_min_mib_s",
-               "tuned_max_mib_s", "tuned_reps", "default_mib_s", "default_min_mib_s",
-               "default_max_mib_s", "default_reps", "speedup", "speedup_min", "speedup_max",
-               "configurations", "runs", "tuned_settings"]
+    for tune, decision in zip(dataset.tunes, decisions, strict=True):
+        rows.append(_speedup_row(tune, dataset.provenance.kernel, decision))
+    columns = ["cores", "kernel", "file_size_gib", "recommendation", "unit",
+               "best_found", "best_found_low", "best_found_high", "best_found_reps",
+               "default", "default_low", "default_high", "default_reps", "speedup",
+               "speedup_low", "speedup_high", "configurations", "runs",
+               "best_found_settings", "why", "decided_by"]
     word = dataset.provenance.title_word
-    return Table(stem, f"{word}: speedups of the tuned over the default configuration "
-                 "(Table 3)", columns, rows,
-                 note="Bandwidth at the median write time of each configuration; min/max over "
-                      "its repetitions. Tuned: the searched configuration with the lowest "
-                      "median time; default: the runs with no settings.")
+    return Table(stem, f"{word}: what was recommended at each scale, and the best found "
+                 "against the default (Table 3)", columns, rows,
+                 note=f"recommendation: tuned (the best found is confirmed faster), default "
+                      "(kept: why says why) or undecided (more runs would decide), as "
+                      "'iotune tune' decides from these runs, or as the tuned file says "
+                      "(decided_by). Figures: each configuration's estimate from its runs, "
+                      f"as the race ranks them, with its {CONFIDENCE:.0%} interval (MiB/s at "
+                      "the estimated time when the bytes are known, else the runs' metric); "
+                      "speedup: the best found's over the default's, with its interval.")
 
 
-def _speedup_row(tune: ScaleTune, kernel: str) -> dict[str, Any]:
-    best, default = tune.best, tune.default
+def _speedup_row(tune: ScaleTune, kernel: str, decision: ScaleDecision) -> dict[str, Any]:
+    best, default = decision.best, tune.default
     row: dict[str, Any] = {"cores": tune.cores, "kernel": kernel,
                            "file_size_gib": _round(tune.file_size_gib),
+                           "recommendation": decision.recommendation, "why": decision.reason,
+                           "decided_by": decision.source,
                            "configurations": len(tune.configs), "runs": tune.runs}
+    shown = _shown_in(tune, kernel)
+    row["unit"] = shown[0]
+    for side, config in (("best_found", best), ("default", default)):
+        found = None if config is None else decision.estimate(config)
+        if config is None or found is None:
+            continue
+        low, high = ((None, None) if found.low_s is None or found.high_s is None
+                     else sorted((shown[1](config, found.low_s), shown[1](config, found.high_s))))
+        row.update({side: _round(shown[1](config, found.time_s)), f"{side}_low": _round(low),
+                    f"{side}_high": _round(high), f"{side}_reps": len(config.times)})
     if best is not None:
-        low, high = best.bandwidth_range
-        row.update(tuned_mib_s=_round(best.bandwidth), tuned_min_mib_s=_round(low),
-                   tuned_max_mib_s=_round(high), tuned_reps=len(best.times),
-                   tuned_settings=settings_label(best.settings))
-    if default is not None:
-        low, high = default.bandwidth_range
-        row.update(default_mib_s=_round(default.bandwidth), default_min_mib_s=_round(low),
-                   default_max_mib_s=_round(high), default_reps=len(default.times))
-    if tune.speedup is not None and tune.speedup_range is not None:
-        row.update(speedup=_round(tune.speedup), speedup_min=_round(tune.speedup_range[0]),
-                   speedup_max=_round(tune.speedup_range[1]))
+        row["best_found_settings"] = settings_label(best.settings)
+    gain = decision.speedup
+    if gain is not None and best is not None and not best.is_default:
+        row.update(speedup=_round(gain.value), speedup_low=_round(gain.low),
+                   speedup_high=_round(gain.high))
     return row
+
+
+def _shown_in(tune: ScaleTune, kernel: str) -> tuple[str, Any]:
+    """The unit a scale's figures are shown in, and how a configuration's time becomes
+    it: MiB/s from the bytes when they are known, else the runs' metric."""
+    if tune.bytes_written and metric_of(kernel, tune.params).unit == "s":
+        return "MiB/s", lambda config, time: config.bytes_written / MIB / time
+    metric = metric_of(kernel, tune.params)
+    return metric.unit, lambda config, time: metric.shown(time)
 
 
 def speedup_display_rows(table: Table) -> list[dict[str, Any]]:
     """Table 3 condensed for the terminal and the page: ranges as ``low-high`` text."""
     out = []
     for row in table.rows:
+        unit = row.get("unit") or ""
         out.append({
             "cores": row["cores"],
-            "file size (GiB)": row.get("file_size_gib"),
-            "tuned MiB/s": row.get("tuned_mib_s"),
-            "tuned range": _range(row.get("tuned_min_mib_s"), row.get("tuned_max_mib_s")),
-            "default MiB/s": row.get("default_mib_s"),
-            "default range": _range(row.get("default_min_mib_s"), row.get("default_max_mib_s")),
+            "recommended": row.get("recommendation"),
+            f"best found ({unit})": row.get("best_found"),
+            "its interval": _range(row.get("best_found_low"), row.get("best_found_high")),
+            f"default ({unit})": row.get("default"),
+            "default interval": _range(row.get("default_low"), row.get("default_high")),
             "speedup": _times(row.get("speedup")),
-            "speedup range": _range(row.get("speedup_min"), row.get("speedup_max"), "x"),
-            "reps (tuned/default)": f"{row.get('tuned_reps') or 0}/{row.get('default_reps') or 0}",
-            "tuned settings": row.get("tuned_settings", ""),
+            "speedup interval": _range(row.get("speedup_low"), row.get("speedup_high"), "x"),
+            "runs (best/default)": (f"{row.get('best_found_reps') or 0}/"
+                                    f"{row.get('default_reps') or 0}"),
+            "best found settings": row.get("best_found_settings", ""),
+            "why": row.get("why", ""),
         })
     return out
 
@@ -137,32 +169,56 @@ def _times(value: float | None) -> str:
 
 
 def topk_table(dataset: Dataset, tune: ScaleTune, top: int, stem: str,
-               model_error: str | None = None) -> Table:
-    """The top configurations of one scale (and the default), measured and predicted;
-    ``model_error`` (e.g. ``model CV error 0.31``) goes in the note beside predicted_s."""
+               model_error: str | None = None,
+               decision: ScaleDecision | None = None) -> Table:
+    """The top configurations of one scale (and the default), best first by the race's
+    estimate (``decision``'s), each with its interval and the model's prediction;
+    ``model_error`` (e.g. ``model CV error 0.31``) goes in the note beside predicted_s. A
+    prediction of zero or less, which no run can take, is shown as ``—``."""
     rows = []
-    entries = tune.configs[:top] + ([tune.default] if tune.default else [])
+    order = ([c for c, _ in decision.ranked if not c.is_default] if decision is not None
+             else tune.configs)
+    entries = order[:top] + ([tune.default] if tune.default else [])
+    metric = metric_of(dataset.provenance.kernel, tune.params)
+    k = "s" if metric.unit == "s" else metric.unit.lower().replace("/", "_")
+    impossible = False
     for rank, config in enumerate(entries, start=1):
+        found = decision.estimate(config) if decision is not None else None
+        time = found.time_s if found is not None else config.median
+        predicted: Any = (None if config.predicted is None
+                          else _round(metric.shown(config.predicted))
+                          if possible(config.predicted) else NO_PREDICTION)
+        impossible = impossible or predicted == NO_PREDICTION
+        interval = (None if found is None or found.low_s is None or found.high_s is None
+                    else metric.shown_interval(found.low_s, found.high_s))
+        low, high = metric.shown_interval(min(config.times), max(config.times))
         row: dict[str, Any] = {
             "rank": "default" if config.is_default else rank,
             "settings": settings_label(config.settings),
-            "measured_s": _round(config.median), "min_s": _round(min(config.times)),
-            "max_s": _round(max(config.times)), "reps": len(config.times),
-            "predicted_s": _round(config.predicted),
-            "bandwidth_mib_s": _round(config.bandwidth),
+            f"measured_{k}": _round(metric.shown(time)),
+            f"interval_{k}": "" if interval is None else f"{interval[0]:.4g}-{interval[1]:.4g}",
+            f"min_{k}": _round(low), f"max_{k}": _round(high), "reps": len(config.times),
+            f"predicted_{k}": predicted,
+            "bandwidth_mib_s": _round(config.bytes_written / MIB / time
+                                      if config.bytes_written and k == "s" else None),
         }
         for name, value in config.settings.items():
             row[name] = describe_value(name, value)
         rows.append(row)
     setting_names = list(dict.fromkeys(n for c in entries for n in c.settings))
-    columns = ["rank", "settings", "measured_s", "min_s", "max_s", "reps", "predicted_s",
-               "bandwidth_mib_s", *setting_names]
+    columns = ["rank", "settings", *(f"{c}_{k}" for c in ("measured", "interval", "min",
+                                                          "max")),
+               "reps", f"predicted_{k}", "bandwidth_mib_s", *setting_names]
     word = dataset.provenance.title_word
     return Table(stem, f"{word}: top {min(top, len(tune.configs))} configurations of "
                  f"{dataset.provenance.kernel} at {tune.cores} ranks", columns, rows,
-                 note="measured_s: median write time (open to close) over the repetitions; "
-                      "predicted_s: the refitted model's prediction"
-                      + (f" ({model_error})." if model_error else "."))
+                 note=f"measured_{k}: each configuration's estimated {metric.label} "
+                      f"({metric.unit}) from its runs, as the race ranks them, best first, "
+                      f"with its {CONFIDENCE:.0%} interval (interval_{k}); min_{k} and "
+                      f"max_{k} over its runs; predicted_{k}: the refitted model's prediction"
+                      + (f" ({model_error})" if model_error else "")
+                      + (f"; {NO_PREDICTION}: the model predicted zero or less, which no run "
+                         "can take" if impossible else "") + ".")
 
 
 def terms_table(dataset: Dataset, view: ModelView, stem: str) -> Table:
@@ -294,8 +350,7 @@ def display_rows(table: Table) -> Sequence[Mapping[str, Any]]:
     """The rows of ``table`` as shown in the terminal and on the page."""
     if table.stem.startswith("speedup"):
         return speedup_display_rows(table)
-    if table.stem.startswith("top"):
-        keep = ["rank", "settings", "measured_s", "min_s", "max_s", "reps", "predicted_s",
-                "bandwidth_mib_s"]
+    if table.stem.startswith("top"):  # the figures, not a column per setting
+        keep = table.columns[:table.columns.index("bandwidth_mib_s") + 1]
         return [{k: r.get(k) for k in keep} for r in table.rows]
     return table.rows

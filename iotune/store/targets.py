@@ -8,7 +8,11 @@ and, in words, what its time measures (printed with every tuned result).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from iotune.settings.metrics import Metric, command_metric
 
 
 @dataclass(frozen=True)
@@ -42,3 +46,11 @@ def target_column(target: str) -> str:
     if target not in TARGET_TABLE:
         raise ValueError(f"target {target!r} is not one of {', '.join(TARGETS)}")
     return TARGET_TABLE[target].column
+
+
+def metric_of(kernel: str, params: Mapping[str, Any], target: str = "write") -> Metric:
+    """The metric of runs of ``kernel`` with ``params`` (canonical kernel arguments) timing
+    ``target``: a command kernel's from its ``metric`` arguments, else the target's time."""
+    if kernel == "command" and "metric" in params:
+        return command_metric(params)
+    return Metric(TARGET_TABLE[target].time if target in TARGET_TABLE else target)

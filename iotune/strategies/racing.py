@@ -23,7 +23,9 @@ the best configuration. After the search, the leaders race:
   the run-to-run noise explains), and a configuration with ``n`` runs of mean ``m`` is
   estimated at ``mu + w (m - mu)``, ``w = tau^2 / (tau^2 + s^2 / n)``. One lucky run moves
   the estimate less than three runs that agree; nothing is tuned: ``mu``, ``tau`` and ``s``
-  come from the measurements. Reported times and intervals stay those of the geometric mean.
+  come from the measurements. The interval reported with it is the posterior's
+  (:func:`shrunken_estimates`), so a table's central value, its interval and its order
+  are one estimate, and its first row is the best found.
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
 - **Rule.** A contender is *out* when another contender :func:`beats` it. While runs are
   left and more than one contender is in, or the one left has fewer than ``MIN_RUNS`` (3)
@@ -248,22 +250,46 @@ def _logs(evaluation: Evaluation) -> np.ndarray:
 MIN_BETWEEN_VARIANCE = 1e-12
 
 
-def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:
-    """Empirical-Bayes posterior mean of each configuration's log time (see the module
-    docstring); ``inf`` for a configuration without a successful run. With the noise unknown
-    (nothing repeated) or fewer than three measured configurations, the plain log means."""
+def shrunken_estimates(evaluations: Sequence[Evaluation],
+                       noise: Noise) -> list[Estimate | None]:
+    """Each configuration's shrunken estimate (see the module docstring) with its
+    ``CONFIDENCE`` interval; None for a configuration without a successful run.
+
+    The estimate of a configuration with ``n`` runs of log mean ``m`` is the empirical-Bayes
+    posterior mean ``mu + w (m - mu)``, its interval the posterior's: ``± t(df) x s x
+    sqrt(w / n)`` in log space around it, so the interval always holds the estimate and a
+    ranking by the estimate is the race's (:func:`ranked`). With the noise unknown (nothing
+    repeated) the plain geometric mean with an unbounded interval; with fewer than three
+    measured configurations (nothing to shrink towards) the geometric mean with its own
+    interval (:func:`estimate`).
+    """
     logs = [_logs(e) for e in evaluations]
     measured = [x for x in logs if len(x)]
-    plain = [float(x.mean()) if len(x) else math.inf for x in logs]
     if noise.sigma is None or len(measured) < 3:
-        return plain
+        return [estimate(e, noise) for e in evaluations]
+    sigma = noise.sigma
     means = np.array([x.mean() for x in measured])
-    noise_share = float(np.mean([noise.sigma**2 / len(x) for x in measured]))
+    noise_share = float(np.mean([sigma**2 / len(x) for x in measured]))
     between = max(float(means.var(ddof=1)) - noise_share, MIN_BETWEEN_VARIANCE)
     mu = float(means.mean())
-    return [math.inf if not len(x) else
-            mu + between / (between + noise.sigma**2 / len(x)) * (float(x.mean()) - mu)
-            for x in logs]
+    out: list[Estimate | None] = []
+    for x in logs:
+        if not len(x):
+            out.append(None)
+            continue
+        weight = between / (between + sigma**2 / len(x))
+        centre = mu + weight * (float(x.mean()) - mu)
+        half = noise.quantile * sigma * math.sqrt(weight / len(x))
+        out.append(Estimate(math.exp(centre), math.exp(centre - half),
+                            math.exp(centre + half), len(x)))
+    return out
+
+
+def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:
+    """The log of each configuration's :func:`shrunken_estimates` (``inf`` for a
+    configuration without a successful run): what :func:`ranked` orders by."""
+    return [math.inf if e is None else math.log(e.time_s)
+            for e in shrunken_estimates(evaluations, noise)]
 
 
 def ranked(evaluations: Iterable[Evaluation], noise: Noise | None = None) -> list[Evaluation]:

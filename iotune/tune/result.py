@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,14 +11,23 @@ from typing import Any
 
 from iotune import __version__
 from iotune.backends import backend_class
-from iotune.model.trust import prediction_warning
+from iotune.model.trust import possible, prediction_warning
 from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
+from iotune.settings.metrics import Metric
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import now_iso
-from iotune.store.targets import TARGET_TABLE
+from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import CONFIDENCE, UNDECIDED, Budget, Choice, estimate
+from iotune.strategies.racing import (
+    CONFIDENCE,
+    UNDECIDED,
+    Budget,
+    Choice,
+    Estimate,
+    shrunken_estimates,
+)
+from iotune.tune.merged import members
 from iotune.tuned import TUNED_SCHEMA_VERSION
 
 
@@ -63,10 +73,36 @@ class TuneResult:
     #: Settings the runs showed to change nothing on this system: name -> why (the search
     #: stopped varying them; see :mod:`iotune.settings.in_effect`).
     ignored: dict[str, str] = field(default_factory=dict)
+    #: What the runs' figure is called and its unit (:mod:`iotune.settings.metrics`); the
+    #: times above are what is minimised (for a bandwidth, its reciprocal).
+    metric: Metric = field(default_factory=lambda: metric_of("", {}))
 
     @property
     def best(self) -> Evaluation | None:
         return self.choice.best
+
+    @cached_property
+    def estimates(self) -> dict[str, Estimate | None]:
+        """Each configuration's estimate by key (the default's too): the race's shrunken
+        estimate with its interval (:func:`~iotune.strategies.racing.shrunken_estimates`),
+        over the configurations the race chose among, so ranking by it puts the best found
+        first."""
+        pool = [self.default, *self.evaluations]
+        return {e.key: found for e, found in
+                zip(pool, shrunken_estimates(pool, self.choice.noise), strict=True)}
+
+    @property
+    def configurations(self) -> int:
+        """Configurations measured (those that ran identically each counted)."""
+        return sum(len(members(e)) for e in self.evaluations)
+
+    def ranked(self) -> list[Evaluation]:
+        """The default and every configuration, best first by :attr:`estimates` (ties:
+        the order measured), those without a successful run last."""
+        def rank(e: Evaluation) -> tuple[float, int]:
+            found = self.estimates.get(e.key)
+            return (math.inf if found is None else found.time_s, e.order)
+        return sorted([self.default, *self.evaluations], key=rank)
 
     @property
     def recommended(self) -> Evaluation:
@@ -74,8 +110,9 @@ class TuneResult:
 
     @cached_property
     def verified(self) -> Verified:
-        """The recommended configuration's settings that took effect (:func:`verify`)."""
-        return verify(self.choice.recommended, self.ignored,
+        """The recommended configuration's settings that took effect (:func:`verify`; of
+        configurations that ran identically, the first measured's own runs say it)."""
+        return verify(members(self.choice.recommended)[0], self.ignored,
                       backend_class(self.backend).reads_back)
 
     @property
@@ -121,15 +158,35 @@ class TuneResult:
         return self.choice.speedup.value if self.choice.speedup else None
 
     def figures(self, evaluation: Evaluation) -> dict[str, Any]:
-        """Time statistic, bandwidth, spread and interval over one configuration's runs."""
+        """Statistic, bandwidth, spread, estimate and interval over one configuration's
+        runs, in the metric's unit: seconds (``time_s``, ``estimate_s``, ``interval_s``,
+        ...) or, for a bandwidth metric, MiB/s (``bandwidth_mib_s``, ``estimate_mib_s``,
+        ``interval_mib_s``, ...). The estimate and interval are :attr:`estimates`'."""
         if evaluation.statistic is None:
             return {"status": "failed", "errors": evaluation.failures}
+        metric = self.metric
+        found = self.estimates.get(evaluation.key)
+        if metric.higher_is_better:
+            out: dict[str, Any] = {
+                "bandwidth_mib_s": round(metric.shown(evaluation.statistic), 6),
+                "statistic": self.statistic,
+                "repetitions": len(evaluation.times),
+                "bandwidth_min_mib_s": round(metric.shown(max(evaluation.times)), 6),
+                "bandwidth_max_mib_s": round(metric.shown(min(evaluation.times)), 6),
+                "failed_repetitions": len(evaluation.failures),
+            }
+            if found is not None:
+                out["estimate_mib_s"] = round(metric.shown(found.time_s), 6)
+                out["interval_mib_s"] = (
+                    None if found.low_s is None or found.high_s is None else
+                    [round(v, 6) for v in metric.shown_interval(found.low_s, found.high_s)])
+            return out
         if self.bytes_written is not None:
             bandwidth: float | None = self.bytes_written / 2**20 / evaluation.statistic
         else:  # as measured (the preload library's bytes), when the runs say
             measured = [b for b in evaluation.bandwidths if b > 0]
             bandwidth = statistics.median(measured) if measured else None
-        out: dict[str, Any] = {
+        out = {
             "time_s": round(evaluation.statistic, 6),
             "bandwidth_mib_s": round(bandwidth, 3) if bandwidth is not None else None,
             "statistic": self.statistic,
@@ -138,7 +195,6 @@ class TuneResult:
             "time_max_s": round(max(evaluation.times), 6),
             "failed_repetitions": len(evaluation.failures),
         }
-        found = estimate(evaluation, self.choice.noise)
         if found is not None:
             out["estimate_s"] = round(found.time_s, 6)
             out["interval_s"] = (None if found.low_s is None or found.high_s is None
@@ -146,8 +202,11 @@ class TuneResult:
         return out
 
     def _described(self, evaluation: Evaluation) -> dict[str, Any]:
-        return {"settings": _settings_document(evaluation.settings),
-                **self.figures(evaluation)}
+        out = {"settings": _settings_document(evaluation.settings), **self.figures(evaluation)}
+        if len(members(evaluation)) > 1:  # configurations that ran identically, as one
+            out["ran_identically"] = [_settings_document(e.settings)
+                                      for e in members(evaluation)]
+        return out
 
     def to_tuned(self) -> dict[str, Any]:
         """The tuned-configuration document users check into their job scripts.
@@ -168,7 +227,8 @@ class TuneResult:
             "kernel": self.kernel,
             "kernel_args": self.params,
             "target": self.target,
-            "target_time": TARGET_TABLE[self.target].time,
+            "target_time": self.metric.label,
+            "metric": self.metric.document(),
             "cores": self.cores,
             "nodes": self.nodes,
             "system": self.system,
@@ -179,7 +239,10 @@ class TuneResult:
             "settings": _settings_document(verified.settings),
             "mpiio_hints": mpiio_hints(verified.settings),
             "measured": self.figures(chosen) if chosen.times or chosen.failures else None,
-            "predicted_time_s": (round(chosen.predicted, 6) if chosen.predicted else None),
+            # a time only: a bandwidth's prediction is in the table, in MiB/s
+            "predicted_time_s": (round(chosen.predicted, 6) if possible(chosen.predicted)
+                                 and chosen.predicted is not None
+                                 and not self.metric.higher_is_better else None),
             "default": self.figures(self.default),
             "speedup": round(self.speedup, 3) if self.speedup else None,
             "confidence": CONFIDENCE,
@@ -197,7 +260,7 @@ class TuneResult:
                       "assumed_before_search": (None if self.budget.noise is None
                                                 else round(self.budget.noise, 4)),
                       "assumed_from": self.budget.noise_source},
-            "search": {"strategy": self.strategy, "configurations": len(self.evaluations),
+            "search": {"strategy": self.strategy, "configurations": self.configurations,
                        "runs": self.runs, "reused_measurements": self.reused,
                        "reused_from_tunes": self.reused_from, "source": self.source,
                        "budget": self.budget.total, "budget_spent": self.budget.spent,

@@ -3,7 +3,9 @@
 The flow (Behzad et al., section 3): measure the default configuration (what the system
 gives with no settings), let the strategy evaluate configurations at the target scale under
 the budget, race the leaders against the default (:mod:`iotune.strategies.racing`), and report the
-best configuration with its speedup over the default. Every measurement is appended to the
+best configuration with its speedup over the default. Configurations that ran identically
+(the same settings in effect, :mod:`iotune.tune.identical`) race, and are reported, as one.
+Every measurement is appended to the
 store (campaign ``tune``); measurements of the same configuration already in the store are
 reused unless ``fresh`` (failed ones too, unless ``retry_failed``; interrupted ones never).
 """
@@ -20,9 +22,11 @@ from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError
 from iotune.store import Store
 from iotune.store.index import StoreIndex
+from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation, Strategy, make_strategy, resolve_options
 from iotune.strategies.racing import Budget, Noise, pooled_noise, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
+from iotune.tune.identical import merge_identical
 from iotune.tune.result import TuneResult
 from iotune.tune.target import with_target
 from iotune.variability.state import StatePolicy
@@ -94,14 +98,29 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     if progress and context.remaining:
         progress(f"racing the leaders and the default (up to {context.remaining} more runs, "
                  "until decided)")
-    choice = race(default, lambda: list(context.evaluations.values()), context.remeasure,
-                  context.remaining)
+    ignored = {name: why for name, (_, why) in context.ignored.items()}
+    reads_back = backend.reads_back
+
+    latest: list[Evaluation] = []
+
+    def pool() -> list[Evaluation]:
+        """The configurations measured, those that ran identically as one (the latest list
+        kept, so the result holds the very objects the race chose among)."""
+        latest[:] = merge_identical(sorted(context.evaluations.values(), key=lambda e: e.order),
+                                    ignored, reads_back, tune_cfg.statistic)
+        return list(latest)
+
+    def again(evaluation: Evaluation) -> bool:
+        # A merged configuration runs again as its first member.
+        return context.remeasure(context.evaluations.get(evaluation.key, evaluation))
+
+    choice = race(default, pool, again, context.remaining)
     choice = dataclasses.replace(choice, race_runs=choice.race_runs + repeated)
     return TuneResult(
         kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
         params=config.kernel.args, backend=backend.name, system=config.system.name,
         strategy=name, default=default, choice=choice,
-        evaluations=sorted(context.evaluations.values(), key=lambda e: e.order),
+        evaluations=list(latest) or pool(),
         runs=context.runs, reused=context.reused, reused_from=dict(context.reused_from),
         source=backend.source(), elapsed_s=time.monotonic() - started,
         bytes_written=_bytes_moved(context), statistic=tune_cfg.statistic,
@@ -109,7 +128,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         budget=split.spending(context.spent),
         best_so_far=context.best_so_far, model=search.notes.get("model"),
         allocation=_allocation(search.notes),
-        ignored={name: why for name, (_, why) in context.ignored.items()},
+        ignored=ignored, metric=metric_of(kernel, config.kernel.args, tune_cfg.target),
     )
 
 

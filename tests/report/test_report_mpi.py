@@ -29,6 +29,6 @@ def test_report_of_a_real_campaign(write_config, tiny_campaign, tmp_path):
     assert all(f["file"] in html for f in manifest["figures"])
     assert manifest["tables"] and all(t["file"] in html for t in manifest["tables"])
     assert "MEASURED" in html and "testbox" in html and "SIMULATED" not in html
-    assert "Measured: speedups of the tuned over the default configuration" in result.stdout
+    assert "Measured: what was recommended at each scale, and the best found" in result.stdout
     speedup = (out / "speedup-vpic-mpi.csv").read_text().splitlines()
     assert len(speedup) == 2 and speedup[1].startswith("2,vpic,")

@@ -16,7 +16,7 @@ from PIL import Image
 from report_helpers import run_ok
 
 from iotune import __version__
-from iotune.model.trust import TRUSTED_CV_ERROR
+from iotune.model.trust import NO_PREDICTION, TRUSTED_CV_ERROR
 from iotune.report.figures import DPI, WIDTH_IN
 from iotune.store import Store
 from iotune.strategies.racing import MIN_RANK_RUNS
@@ -77,15 +77,15 @@ def test_html_is_self_contained_and_names_every_figure_and_table(report):
         assert word in html
 
 
-def test_speedup_table_is_table_3_of_the_store(report, sim_campaign):
-    out, _, _ = report
+def test_speedup_table_says_what_was_recommended_and_the_best_found(report, sim_campaign):
+    out, result, _ = report
     tuned = yaml.safe_load((sim_campaign / "tuned.yaml").read_text())
     (row,) = read_csv(out / "speedup-vpic-sim.csv")
-    assert row["cores"] == "512" and row["kernel"] == "vpic"
+    assert row["cores"] == "512" and row["kernel"] == "vpic" and row["unit"] == "MiB/s"
     assert float(row["file_size_gib"]) == pytest.approx(512 * 8 * 2**20 * 32 / 2**30)
-    # the default was measured by both searches with the same seeded noise: same median
-    assert float(row["default_mib_s"]) == pytest.approx(tuned["default"]["bandwidth_mib_s"],
-                                                        rel=1e-3)
+    # the tuned file of this scale says what was recommended, and why
+    assert row["recommendation"] == tuned["recommendation"] and row["why"] == tuned["reason"]
+    assert row["decided_by"] == "the tuned file"
     # the default's row holds every run of it both tunes made (one record a run), and each
     # tune ran it as often as the rank test needs to compare it with the leader
     runs = [r for r in Store(sim_campaign / "store.jsonl").records()
@@ -94,13 +94,14 @@ def test_speedup_table_is_table_3_of_the_store(report, sim_campaign):
     per_tune = Counter(r["tune_id"] for r in runs)
     assert len(per_tune) == 2 and min(per_tune.values()) >= MIN_RANK_RUNS
     assert int(row["default_reps"]) == len(runs)
-    # the best median over both searches is at least as good as the model search's best found
-    found = tuned["default"]["time_s"] / tuned["best_found"]["time_s"]
-    assert float(row["speedup"]) >= found * (1 - 1e-3)
-    low, mid, high = (float(row[k]) for k in ("speedup_min", "speedup", "speedup_max"))
-    assert low <= mid <= high and low < high  # noisy repetitions give a spread
-    assert float(row["tuned_min_mib_s"]) <= float(row["tuned_mib_s"]) <= float(
-        row["tuned_max_mib_s"])
+    # every figure lies inside its own interval: one estimate per figure
+    for side in ("best_found", "default"):
+        assert float(row[f"{side}_low"]) <= float(row[side]) <= float(row[f"{side}_high"])
+    assert float(row["best_found"]) >= float(row["default"])  # the best found is the best
+    if row["speedup"]:
+        low, mid, high = (float(row[k]) for k in ("speedup_low", "speedup", "speedup_high"))
+        assert low <= mid <= high and low < high
+    assert "recommended  best found (MiB/s)" in result.stdout
 
 
 def test_top_configurations_have_predictions_and_the_default(report):
@@ -111,8 +112,13 @@ def test_top_configurations_have_predictions_and_the_default(report):
     assert 1 <= len(searched) <= 20
     assert [r["rank"] for r in searched] == [str(i) for i in range(1, len(searched) + 1)]
     times = [float(r["measured_s"]) for r in searched]
-    assert times == sorted(times)
-    assert all(float(r["predicted_s"]) > 0 for r in searched)
+    assert times == sorted(times)  # by the race's estimate, each inside its interval
+    for row, time in zip(searched, times, strict=True):
+        low, high = (float(v) for v in row["interval_s"].split("-"))
+        assert low <= time <= high
+    # a prediction is a positive time, or the mark that the model cannot make one
+    assert all(r["predicted_s"] == NO_PREDICTION or float(r["predicted_s"]) > 0
+               for r in searched)
     assert {"stripe_count", "stripe_size", "cb_nodes"} <= set(rows[0])
 
 
@@ -161,7 +167,7 @@ def test_the_report_loads_no_mpi_or_h5py(sim_campaign, tmp_path):
 def test_terminal_output_is_plain_text(report):
     _, result, _ = report
     out = result.stdout
-    assert "Simulated: speedups of the tuned over the default configuration" in out
+    assert "Simulated: what was recommended at each scale, and the best found" in out
     assert "Simulated: searches compared" in out
     assert "backend         sim (simulated)" in out
     assert not set("┃━╭│") & set(out)

@@ -105,7 +105,8 @@ def test_a_second_data_set_reuses_nothing_and_its_null_result_is_the_default(
     assert sorted(sources) == sorted([first["search"]["source"], second["search"]["source"]])
     speedups = {path.name: pd.read_csv(path) for path in out.glob("speedup-*.csv")}
     assert sorted(speedups) == ["speedup-vpic-replay-1.csv", "speedup-vpic-replay-2.csv"]
-    best = sorted(float(table["speedup"].max()) for table in speedups.values())
+    # a blank speedup: the best found is the default itself, no gain
+    best = sorted(float(table["speedup"].fillna(1.0).max()) for table in speedups.values())
     assert best[0] < 1.2 < 2.0 < best[1]  # the null data set's own runs show no gain
 
 
