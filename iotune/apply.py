@@ -278,8 +278,8 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
     ``auto`` prints what the MPI in use reads (:func:`auto_formats`; ``flavour`` None:
     detected from ``mpiexec --version``). ``library`` is the preload library to load;
     None resolves (and builds) it now. ``hints_file`` and ``settings_file`` name the ROMIO
-    hints file and the preload settings file the lines write in the job's directory. ConfigError when a value cannot be printed safely
-    (see :mod:`iotune.printable`)."""
+    hints file and the preload settings file the lines write in the job's directory.
+    ConfigError when a value cannot be printed safely (see :mod:`iotune.printable`)."""
     ShellWord(directory, "--dir").text()  # refused even when no Lustre line uses it
     settings = tuned["settings"]
     for value in mpiio_hints(settings).values():  # a newline would add a line to a file
