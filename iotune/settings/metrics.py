@@ -88,5 +88,5 @@ def command_metric(params: Mapping[str, Any]) -> Metric:
         return Metric(BUILT_IN[name])
     unit = str(params.get("metric_unit") or "s")
     label = str(params.get("metric_label") or "") or (
-        f"the program's figure {name.partition(':')[2]!r}")
+        f"figure matched by {name.partition(':')[2]!r}")
     return Metric(label, unit if unit in UNITS else "s")

@@ -94,4 +94,6 @@ def test_run_on_replay_prints_its_record(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["run", "--backend", "replay", "--replay-data", str(data),
                                       "--cores", "4", "--store", str(tmp_path / "s.jsonl")])
     assert result.exit_code == 0, result.output
-    assert "?/?/?" in result.output and "replayed" in result.output
+    # labelled as replayed; no phase times, settings read back or verdicts it did not have
+    assert "backend          replay (replayed)" in result.output
+    assert "?" not in result.output and "hints_in_effect" not in result.output
