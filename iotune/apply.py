@@ -60,7 +60,8 @@ def load_tuned(path: Path) -> dict[str, Any]:
             "kernel": doc.get("kernel"), "cores": doc.get("cores"),
             "kernel_args": doc.get("kernel_args"),
             "provenance": doc.get("provenance"),
-            "recommendation": doc.get("recommendation", "tuned" if settings else "default"),
+            "recommendation": doc.get("recommendation",
+                                      "tuned" if settings or doc.get("files") else "default"),
             "reason": doc.get("reason")}
 
 
