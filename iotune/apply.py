@@ -56,10 +56,12 @@ def load_tuned(path: Path) -> dict[str, Any]:
     canonical settings and identity; a field the file leaves out is None."""
     doc = read_tuned_file(path)
     settings = doc["settings"]
-    return {"settings": settings, "kernel": doc.get("kernel"), "cores": doc.get("cores"),
+    return {"settings": settings, "files": doc.get("files") or {},
+            "kernel": doc.get("kernel"), "cores": doc.get("cores"),
             "kernel_args": doc.get("kernel_args"),
             "provenance": doc.get("provenance"),
-            "recommendation": doc.get("recommendation", "tuned" if settings else "default"),
+            "recommendation": doc.get("recommendation",
+                                      "tuned" if settings or doc.get("files") else "default"),
             "reason": doc.get("reason")}
 
 
@@ -153,27 +155,43 @@ def h5py_lines(settings: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def preload_lines(settings: Mapping[str, Any], settings_file: str,
-                  library: Path | None) -> Section:
-    """Lines that load the preload library (``library``, an absolute path resolved when
-    ``apply`` runs) with the tuned MPI-IO hints and HDF5 settings. The job fails with one
-    line when the library is gone by then: a program run without the settings it was tuned
-    for is an error, not a silent default. ``library`` None: it could not be built here,
-    which the lines say instead of loading anything."""
+def preload_text(settings: Mapping[str, Any], files: Mapping[str, Mapping[str, Any]]) -> str:
+    """The preload settings file of ``settings`` (for files no pattern matches) and the
+    per-file ``files`` (glob -> settings): the lines of ``settings``, then a ``file:<glob>``
+    section per pattern in order, empty ones too (such files get no setting)."""
     from iotune.execution.application import preload_settings_text
 
-    body = preload_settings_text(settings).rstrip("\n")
+    text = preload_settings_text(settings)
+    for glob, own in files.items():
+        text += f"file:{one_line(glob, 'files')}\n"
+        text += preload_settings_text(own)
+    return text
+
+
+def preload_lines(settings: Mapping[str, Any], settings_file: str,
+                  library: Path | None,
+                  files: Mapping[str, Mapping[str, Any]] | None = None) -> Section:
+    """Lines that load the preload library (``library``, an absolute path resolved when
+    ``apply`` runs) with the tuned MPI-IO hints and HDF5 settings, per file pattern for
+    ``files`` (:func:`preload_text`). The job fails with one line when the library is gone
+    by then: a program run without the settings it was tuned for is an error, not a silent
+    default. ``library`` None: it could not be built here, which the lines say instead of
+    loading anything."""
+    body = preload_text(settings, files or {}).rstrip("\n")
     if not body:
         return Section(["# preload library: no MPI-IO or HDF5 settings were tuned"])
     if library is None:
         return Section(["# preload library: not built on this machine (python -m "
                         "iotune.preload says why); the HDF5 settings are not applied by "
-                        "these lines"])
+                        "these lines" + (", nor the per-file settings (files:)" if files
+                                         else "")])
     path = Word(str(library), "preload library")
     rebuild = Word(f"{sys.executable} -m iotune.preload", "python")
+    per_file = (["# per file: the first files: pattern a file's path matches gives its "
+                 "settings, the others get the top-level ones"] if files else [])
     return Section(
         ["# iotune's preload library: the settings reach an unmodified program's own",
-         "# MPI_Info and HDF5 file access",
+         "# MPI_Info and HDF5 file access", *per_file,
          write_lines(body.split("\n"), settings_file),
          printed("if [ ! -r {path} ]; then", path=path),
          printed('  echo "iotune: the preload library "{path}" is missing; rebuild it '
@@ -242,7 +260,10 @@ def auto_formats(tuned: Mapping[str, Any], flavour: str) -> tuple[list[str], str
     args = tuned.get("kernel_args") or {}
     hdf5 = any(k in SETTINGS and SETTINGS[k].layer == "hdf5" for k in settings)
     program = tuned.get("kernel") == "command" and args.get("preload", "auto") != "no"
-    if hdf5 or program:
+    if tuned.get("files"):
+        chosen.append("preload")
+        why += "; the preload library, for the per-file settings (files:)"
+    elif hdf5 or program:
         chosen.append("preload")
         why += ("; the preload library, for the HDF5 settings" if hdf5
                 else "; the preload library, as the tune ran the program")
@@ -282,13 +303,28 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
     ConfigError when a value cannot be printed safely (see :mod:`iotune.printable`)."""
     ShellWord(directory, "--dir").text()  # refused even when no Lustre line uses it
     settings = tuned["settings"]
-    for value in mpiio_hints(settings).values():  # a newline would add a line to a file
-        one_line(value, "settings")
+    files: Mapping[str, Mapping[str, Any]] = tuned.get("files") or {}
+    for own in (settings, *files.values()):
+        for value in mpiio_hints(own).values():  # a newline would add a line to a file
+            one_line(value, "settings")
     unknown = [k for k in settings if k not in SETTINGS and not k.startswith(HINT_PREFIX)]
+    # Per file, only the preload library's settings file can tell files apart.
+    not_per_file = sorted({k for own in files.values() for k in own
+                           if not k.startswith(HINT_PREFIX) and k in SETTINGS
+                           and SETTINGS[k].layer not in ("hdf5", "mpiio")
+                           and not SETTINGS[k].hint})
 
     def preload() -> Section:
         path = library if library is not None else preload_library(fmt == "preload")
-        return preload_lines(settings, settings_file, path)
+        return preload_lines(settings, settings_file, path, files)
+
+    def every_file(name: str, make: Callable[[], Section]) -> Callable[[], Section]:
+        """A mechanism that applies to every file: left out with a comment saying so when
+        the tuned file has per-file settings, which the preload library carries."""
+        if not files:
+            return make
+        return lambda: Section([f"# {name}: applies to every file, so not used with per-file "
+                                "settings (files:); the preload library carries them"])
 
     def h5py() -> Section:
         if fmt == "h5py":
@@ -297,10 +333,11 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
                         *commented(h5py_lines(settings))])
 
     sections: dict[str, Callable[[], Section]] = {
-        "lustre": lambda: Section(lustre_lines(settings, directory)),
-        "romio": lambda: romio_lines(settings, hints_file),
-        "cray": lambda: cray_lines(settings),
-        "ior": lambda: ior_lines(settings),
+        "lustre": every_file("Lustre striping of the output directory",
+                             lambda: Section(lustre_lines(settings, directory))),
+        "romio": every_file("ROMIO hints file", lambda: romio_lines(settings, hints_file)),
+        "cray": every_file("Cray MPICH_MPIIO_HINTS", lambda: cray_lines(settings)),
+        "ior": every_file("IOR_HINT__MPI__ variables", lambda: ior_lines(settings)),
         "h5py": h5py,
         "preload": preload,
         "ompio": ompio_lines,
@@ -313,9 +350,15 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
         header.append(why)
     else:
         chosen = [name for name in sections if name != "ompio"] if fmt == "all" else [fmt]
+    if files and "preload" not in chosen:
+        header.append("# per-file settings (files:) are applied by the preload library "
+                      "alone: --format preload")
     if unknown:
         header.append(printed("# not expressible here: {names}",
                               names=Plain(", ".join(unknown), "settings")))
+    if not_per_file:
+        header.append(printed("# not expressible per file (files:): {names}",
+                              names=Plain(", ".join(not_per_file), "files")))
     done = [sections[name]() for name in chosen]
     if fmt == "h5py":
         return "\n\n".join(["\n".join(header), "\n".join(done[0].lines)])

@@ -63,8 +63,59 @@ def check_tuned(doc: Mapping[Any, Any]) -> dict[str, Any]:
             raise ConfigError(f"settings: key {name!r} is not a setting's name")
         one_line(name, "settings")
     out["settings"] = normalise_settings(settings or {}, "settings")
+    if doc.get("files") is not None:
+        out["files"] = check_files(doc["files"])
     _check_together(out)
     return out
+
+
+def check_files(files: Any) -> dict[str, dict[str, Any]]:
+    """``files:`` checked, each pattern's settings canonical: a mapping of glob to settings,
+    in the file's order (the first pattern a file's path matches gives its settings, see
+    docs/applications.md). A glob is non-empty one-line text without leading or trailing
+    blanks (the preload settings file trims them); its settings are checked as the
+    top-level ``settings`` are, under the key path ``files.<glob>``."""
+    if not isinstance(files, Mapping):
+        raise ConfigError(f"files: {files!r} is not a mapping of file glob: settings")
+    out: dict[str, dict[str, Any]] = {}
+    for glob, settings in files.items():
+        if not isinstance(glob, str) or not glob:
+            raise ConfigError(f"files: key {glob!r} is not a file glob (non-empty text)")
+        one_line(glob, "files")
+        if glob != glob.strip():
+            raise ConfigError(f"files: {glob!r} has leading or trailing blanks; a file glob "
+                              "starts and ends with a visible character")
+        where = f"files.{glob}"
+        if settings is not None and not isinstance(settings, Mapping):
+            raise ConfigError(f"{where}: {settings!r} is not a mapping of setting: value")
+        for name in settings or {}:
+            if not isinstance(name, str):
+                raise ConfigError(f"{where}: key {name!r} is not a setting's name")
+            one_line(name, where)
+        out[glob] = normalise_settings(settings or {}, where)
+    return out
+
+
+#: The key of a configuration (:func:`configuration`) holding its per-file settings.
+FILES_KEY = "files"
+
+
+def configuration(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A checked tuned document's configuration as one mapping, what a production campaign
+    records and names: its ``settings``, plus :data:`FILES_KEY` with its ``files:`` when
+    it has any (two tuned files that differ only per file are different configurations).
+    :func:`split_configuration` undoes it."""
+    out = dict(doc["settings"])
+    if doc.get("files"):
+        out[FILES_KEY] = {glob: dict(s) for glob, s in doc["files"].items()}
+    return out
+
+
+def split_configuration(config: Mapping[str, Any]) -> tuple[dict[str, Any],
+                                                           dict[str, dict[str, Any]]]:
+    """The ``settings`` and ``files`` of a :func:`configuration`."""
+    settings = {k: v for k, v in config.items() if k != FILES_KEY}
+    return settings, dict(config.get(FILES_KEY) or {})
 
 
 def _fields() -> dict[str, Check]:
@@ -90,6 +141,7 @@ def _fields() -> dict[str, Check]:
         "recommendation": _choice(RECOMMENDATIONS),
         "reason": _optional(_text),
         "settings": lambda value, where: None,  # in check_tuned, by the catalogue
+        "files": lambda value, where: None,  # in check_tuned, by check_files
         "mpiio_hints": _optional(_hints),
         "measured": _optional(_mapping),
         "predicted_time_s": _optional(_number),

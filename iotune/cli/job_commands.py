@@ -29,7 +29,7 @@ from iotune.production.jobs import (
 from iotune.production.rule import CONFIDENCE, DRIFT_EVERY
 from iotune.production.settle import write_settled
 from iotune.store import Store
-from iotune.tuned import read_tuned_file
+from iotune.tuned import configuration, read_tuned_file, split_configuration
 
 _store = click.option("--store", "store_path", type=click.Path(path_type=Path),
                       default=Path("iotune-production.jsonl"), show_default=True,
@@ -85,18 +85,20 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
     """
     ident = _job_id(job_id)
-    settings_list = [read_tuned_file(path)["settings"] for path in candidates]
-    choice, settings = start_job(Store(store_path), tag, ident, settings_list)
+    configs = [configuration(read_tuned_file(path)) for path in candidates]
+    choice, config = start_job(Store(store_path), tag, ident, configs)
+    settings, files = split_configuration(config)
     click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "
                f"{choice.reason})")
     click.echo(f"export IOTUNE_JOB_ID={ident}")
     click.echo(f"export IOTUNE_JOB_TAG={tag}")
-    shown = {"settings": settings, "provenance": f"production {choice.role}"}
+    shown = {"settings": settings, "files": files,
+             "provenance": f"production {choice.role}"}
     # Jobs submitted from one directory share it: each job's files carry its id, so a job
     # starting next to a running one never rewrites the settings that one runs under.
     click.echo(render(shown, fmt, hints_file=f"iotune-romio-hints-{ident}",
                       settings_file=f"iotune-preload-settings-{ident}")
-               if settings else default_lines(shown))
+               if settings or files else default_lines(shown))
 
 
 @job_group.command("finish")

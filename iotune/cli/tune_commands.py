@@ -383,7 +383,7 @@ def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> Non
       echo 'iotune_run srun ./app input.deck' >> job.sh
     """
     tuned = load_tuned(tuned_path)
-    if not tuned["settings"]:
+    if not tuned["settings"] and not tuned["files"]:
         reason = f" ({tuned['reason']})" if tuned.get("reason") else ""
         progress(f"iotune: {tuned_path}: the default configuration is recommended{reason}; "
                  "nothing to change in the job script")

@@ -3,13 +3,20 @@
  * measure its I/O, open by open.  Loaded with LD_PRELOAD; see docs/applications.md.
  *
  *   IOTUNE_SETTINGS     file of settings, one per line:
+ *                         file:<glob>                    starts a section: the lines after
+ *                                                        it apply only to files it matches
  *                         hint:<name>=<value>            MPI-IO hint (MPI_Info key)
  *                         hdf5:alignment=<bytes>
  *                         hdf5:alignment_threshold=<bytes>
  *                         hdf5:meta_block_size=<bytes>
  *                         hdf5:sieve_buf_size=<bytes>
  *                         hdf5:coll_metadata=yes|no
- *                       blank lines and lines starting with '#' are ignored.
+ *                       blank lines and lines starting with '#' are ignored. Lines before
+ *                       any section apply to files no section matches. At MPI_File_open,
+ *                       H5Fcreate and H5Fopen the first section whose glob matches the path
+ *                       (fnmatch(3) without flags, so * crosses '/') as the program passed
+ *                       it, or its absolute form, gives the file's settings; a section
+ *                       never adds to the lines before it.
  *                       Unset: nothing is applied, writes are still measured.
  *   IOTUNE_PRELOAD_OUT  JSON report written by world rank 0 in MPI_Finalize: every open
  *                       of a file (all ranks of a collective open merged) with the hints
@@ -37,6 +44,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -53,13 +61,15 @@
 #define PREFIX "iotune preload: "
 #define MAX_HINTS 128     /* hint:<name> lines kept from the settings file */
 #define MAX_SETTINGS 160  /* all valid settings (hints and hdf5:*) */
+#define MAX_SECTIONS 32   /* file:<glob> sections, plus the lines before any */
 #define MAX_FILES 256     /* distinct (path, opened_by) pairs in the report */
 #define MAX_OPENS 1024    /* opens each rank keeps for the report */
 #define MAX_REPORT_OPENS 4096 /* opens listed in the report, over all files */
 #define MAX_WARNINGS 32   /* warnings kept for the report (all are printed) */
 /* 1: files with the hints of the last open. 2: every open with its bytes, times and
- * writers; a file's hints are those of its open that moved the most data. */
-#define REPORT_VERSION 2
+ * writers; a file's hints are those of its open that moved the most data. 3: each open
+ * names the settings section applied to it, and the sections are listed. */
+#define REPORT_VERSION 3
 
 struct kv {
     char *key;
@@ -70,7 +80,9 @@ struct kv {
 /* Settings                                                                             */
 /* ------------------------------------------------------------------------------------ */
 
-static struct {
+/* The settings for the files one section applies to. */
+struct section {
+    char *pattern;                  /* the file:<glob>; NULL for the lines before any */
     struct kv hints[MAX_HINTS];     /* MPI-IO hints: key without the "hint:" prefix */
     int nhints;
     struct kv applied[MAX_SETTINGS]; /* every valid setting, key as written in the file */
@@ -80,8 +92,14 @@ static struct {
     hsize_t alignment, threshold, meta_block;
     size_t sieve;
     int coll;
+};
+
+static struct {
+    struct section sec[MAX_SECTIONS]; /* sec[0]: the lines before any section */
+    int nsec;
+    int any_hdf5, any_hints;          /* over all sections */
     const char *out; /* IOTUNE_PRELOAD_OUT, NULL when unset or empty */
-} S;
+} S = {.nsec = 1};
 
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 
@@ -197,7 +215,8 @@ static void report_unknown(const char *key, const char *path, int lineno)
 }
 
 /* One "key=value" line; returns nothing, invalid lines become warnings. */
-static void parse_setting(char *key, char *value, const char *path, int lineno)
+static void parse_setting(struct section *sec, char *key, char *value, const char *path,
+                          int lineno)
 {
     unsigned long long n = 0;
 
@@ -208,20 +227,20 @@ static void parse_setting(char *key, char *value, const char *path, int lineno)
             warn("%s:%d: invalid MPI-IO hint '%s=%s' ignored", path, lineno, key, value);
             return;
         }
-        if (kv_put(S.hints, &S.nhints, MAX_HINTS, name, value) != 0) {
+        if (kv_put(sec->hints, &sec->nhints, MAX_HINTS, name, value) != 0) {
             warn("%s:%d: more than %d hints, '%s' ignored", path, lineno, MAX_HINTS, key);
             return;
         }
     } else if (strcmp(key, "hdf5:coll_metadata") == 0) {
         if (strcmp(value, "yes") == 0)
-            S.coll = 1;
+            sec->coll = 1;
         else if (strcmp(value, "no") == 0)
-            S.coll = 0;
+            sec->coll = 0;
         else {
             warn("%s:%d: %s must be yes or no, not '%s'; ignored", path, lineno, key, value);
             return;
         }
-        S.has_coll = 1;
+        sec->has_coll = 1;
     } else if (strcmp(key, "hdf5:alignment") == 0 || strcmp(key, "hdf5:alignment_threshold") == 0
                || strcmp(key, "hdf5:meta_block_size") == 0
                || strcmp(key, "hdf5:sieve_buf_size") == 0) {
@@ -232,26 +251,69 @@ static void parse_setting(char *key, char *value, const char *path, int lineno)
             return;
         }
         if (is_alignment) {
-            S.has_alignment = 1;
-            S.alignment = (hsize_t)n;
+            sec->has_alignment = 1;
+            sec->alignment = (hsize_t)n;
         } else if (strcmp(key, "hdf5:alignment_threshold") == 0) {
-            S.has_threshold = 1;
-            S.threshold = (hsize_t)n;
+            sec->has_threshold = 1;
+            sec->threshold = (hsize_t)n;
         } else if (strcmp(key, "hdf5:meta_block_size") == 0) {
-            S.has_meta_block = 1;
-            S.meta_block = (hsize_t)n;
+            sec->has_meta_block = 1;
+            sec->meta_block = (hsize_t)n;
         } else {
-            S.has_sieve = 1;
-            S.sieve = (size_t)n;
+            sec->has_sieve = 1;
+            sec->sieve = (size_t)n;
         }
     } else {
         report_unknown(key, path, lineno);
         return;
     }
     if (strncmp(key, "hdf5:", 5) == 0)
-        S.any_hdf5 = 1;
-    if (kv_put(S.applied, &S.napplied, MAX_SETTINGS, key, value) != 0)
+        sec->any_hdf5 = S.any_hdf5 = 1;
+    else
+        S.any_hints = 1;
+    if (kv_put(sec->applied, &sec->napplied, MAX_SETTINGS, key, value) != 0)
         warn("%s:%d: too many settings to report, '%s' not listed", path, lineno, key);
+}
+
+/* The section a file:<glob> line starts (the one already started by the same glob, so its
+ * lines add up); NULL, with a warning, for an empty glob or one too many. */
+static struct section *start_section(const char *glob, const char *path, int lineno)
+{
+    if (*glob == '\0') {
+        warn("%s:%d: file: needs a glob; the section's lines are ignored", path, lineno);
+        return NULL;
+    }
+    for (int i = 1; i < S.nsec; i++)
+        if (strcmp(S.sec[i].pattern, glob) == 0)
+            return &S.sec[i];
+    if (S.nsec == MAX_SECTIONS) {
+        warn("%s:%d: more than %d file: sections, '%s' and its lines ignored", path, lineno,
+             MAX_SECTIONS - 1, glob);
+        return NULL;
+    }
+    S.sec[S.nsec].pattern = strdup(glob);
+    return &S.sec[S.nsec++];
+}
+
+/* The section for a file opened as path: the first whose glob matches path or, for a
+ * relative path, its absolute form (the working directory joined, not resolved: the file
+ * may not exist yet); the lines before any section (sec[0]) when none does. */
+static struct section *section_for(const char *path)
+{
+    if (S.nsec == 1 || path == NULL)
+        return &S.sec[0];
+    char absolute[PATH_MAX + 1];
+    int has_absolute = 0;
+    if (path[0] != '/' && getcwd(absolute, sizeof absolute) != NULL) {
+        size_t len = strlen(absolute);
+        has_absolute = snprintf(absolute + len, sizeof absolute - len, "/%s", path)
+                       < (int)(sizeof absolute - len);
+    }
+    for (int i = 1; i < S.nsec; i++)
+        if (fnmatch(S.sec[i].pattern, path, 0) == 0
+            || (has_absolute && fnmatch(S.sec[i].pattern, absolute, 0) == 0))
+            return &S.sec[i];
+    return &S.sec[0];
 }
 
 static void load_settings(void)
@@ -270,10 +332,17 @@ static void load_settings(void)
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0;
+    struct section *sec = &S.sec[0]; /* NULL: in a section that was refused */
     while (getline(&line, &cap, f) != -1) {
         lineno++;
         char *text = trim(line);
         if (*text == '\0' || *text == '#')
+            continue;
+        if (strncmp(text, "file:", 5) == 0) {
+            sec = start_section(trim(text + 5), path, lineno);
+            continue;
+        }
+        if (sec == NULL)
             continue;
         char *eq = strchr(text, '=');
         if (eq == NULL) {
@@ -281,7 +350,7 @@ static void load_settings(void)
             continue;
         }
         *eq = '\0';
-        parse_setting(trim(text), trim(eq + 1), path, lineno);
+        parse_setting(sec, trim(text), trim(eq + 1), path, lineno);
     }
     free(line);
     fclose(f);
@@ -306,6 +375,7 @@ struct open_rec {
     int comm_size;
     int seq;               /* earlier opens here with the same path, opener, leader, size */
     int amode;
+    int section;           /* index in S.sec of the settings applied (0: no section) */
     int is_leader;         /* only the leader keeps the hints: every member has the same */
     struct kv *hints;      /* read back with MPI_File_get_info right after the open */
     int nhints;
@@ -381,7 +451,8 @@ static int leader_of(MPI_Comm comm, int *is_leader)
  * opened without MPI-IO, seen by this rank alone), with fh's hints read back when fh is
  * not MPI_FILE_NULL; NULL past MAX_OPENS. */
 static struct open_rec *record_open(const char *path, const char *opened_by, MPI_Comm comm,
-                                    int amode, MPI_File fh, double t_open)
+                                    int amode, MPI_File fh, double t_open,
+                                    const struct section *sec)
 {
     struct open_rec *rec = calloc(1, sizeof *rec);
     if (rec == NULL)
@@ -389,6 +460,7 @@ static struct open_rec *record_open(const char *path, const char *opened_by, MPI
     rec->path = strdup(path);
     rec->opened_by = opened_by;
     rec->amode = amode;
+    rec->section = (int)(sec - S.sec);
     rec->fh = fh;
     rec->t_open = t_open;
     if (comm == MPI_COMM_NULL) {
@@ -459,16 +531,16 @@ static __thread int h5_mpi_open_seen;
 /* MPI_File_open and MPI_File_close                                                     */
 /* ------------------------------------------------------------------------------------ */
 
-/* Returns a new info: a copy of base (or an empty one for MPI_INFO_NULL) with the run's
- * hints set over it, so the run's values win; MPI_INFO_NULL if that fails. */
-static MPI_Info merged_info(MPI_Info base)
+/* Returns a new info: a copy of base (or an empty one for MPI_INFO_NULL) with the hints
+ * of sec set over it, so the run's values win; MPI_INFO_NULL if that fails. */
+static MPI_Info merged_info(MPI_Info base, const struct section *sec)
 {
     MPI_Info merged = MPI_INFO_NULL;
     int rc = base == MPI_INFO_NULL ? PMPI_Info_create(&merged) : PMPI_Info_dup(base, &merged);
     if (rc != MPI_SUCCESS)
         return MPI_INFO_NULL;
-    for (int i = 0; i < S.nhints; i++)
-        PMPI_Info_set(merged, S.hints[i].key, S.hints[i].value);
+    for (int i = 0; i < sec->nhints; i++)
+        PMPI_Info_set(merged, sec->hints[i].key, sec->hints[i].value);
     return merged;
 }
 
@@ -476,7 +548,8 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 {
     ensure_settings();
     double t_open = PMPI_Wtime();
-    MPI_Info merged = S.nhints > 0 ? merged_info(info) : MPI_INFO_NULL;
+    const struct section *sec = section_for(filename);
+    MPI_Info merged = sec->nhints > 0 ? merged_info(info, sec) : MPI_INFO_NULL;
     int rc = PMPI_File_open(comm, filename, amode, merged != MPI_INFO_NULL ? merged : info, fh);
     if (merged != MPI_INFO_NULL)
         PMPI_Info_free(&merged);
@@ -489,7 +562,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         }
         if (tracking())
             record_open(filename, h5_opener != NULL ? h5_opener : "MPI_File_open", comm, amode,
-                        *fh, t_open);
+                        *fh, t_open, sec);
     }
     return rc;
 }
@@ -1160,7 +1233,7 @@ static int resolve_hdf5(const void *real)
             dlclose(lib); /* still loaded: the program uses it */
         }
         h5_ready = missing_ == NULL ? 1 : -1;
-        if (missing_ != NULL && (S.any_hdf5 || S.nhints > 0))
+        if (missing_ != NULL && (S.any_hdf5 || S.any_hints))
             warn("HDF5 settings not applied: %s not found (an HDF5 without parallel "
                  "support?)", missing_);
     }
@@ -1168,15 +1241,15 @@ static int resolve_hdf5(const void *real)
     return h5_ready;
 }
 
-/* Set the MPI-IO hints on an fapl that uses the MPI-IO driver; 0 on success. */
-static int set_fapl_hints(hid_t fapl)
+/* Set the MPI-IO hints of sec on an fapl that uses the MPI-IO driver; 0 on success. */
+static int set_fapl_hints(hid_t fapl, const struct section *sec)
 {
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Info info = MPI_INFO_NULL;
     if (H5.get_fapl_mpio(fapl, &comm, &info) < 0)
         return -1;
     /* H5Pget_fapl_mpio hands out duplicates; H5Pset_fapl_mpio duplicates again. */
-    MPI_Info merged = merged_info(info);
+    MPI_Info merged = merged_info(info, sec);
     int rc = merged != MPI_INFO_NULL && H5.set_fapl_mpio(fapl, comm, merged) >= 0 ? 0 : -1;
     if (merged != MPI_INFO_NULL)
         PMPI_Info_free(&merged);
@@ -1201,15 +1274,15 @@ static int uses_mpio(hid_t fapl)
     return 1;
 }
 
-/* A copy of fapl with the run's settings, or H5I_INVALID_HID to use fapl as it is (no
+/* A copy of fapl with the settings of sec (the file's section), or H5I_INVALID_HID to use fapl as it is (no
  * settings, HDF5's functions not found, or fapl is not a file-access list: the real call
  * then reports the user's error as it would without us). HDF5's error printing is off
  * while we work, so a failure here prints nothing; a setting that cannot be applied
  * becomes a warning. */
-static hid_t tuned_fapl(hid_t fapl, const void *real)
+static hid_t tuned_fapl(hid_t fapl, const void *real, const struct section *sec)
 {
     hid_t out = H5I_INVALID_HID;
-    if (!S.any_hdf5 && S.nhints == 0)
+    if (!sec->any_hdf5 && sec->nhints == 0)
         return out;
     if (resolve_hdf5(real) != 1 || H5.open() < 0)
         return out;
@@ -1225,29 +1298,29 @@ static hid_t tuned_fapl(hid_t fapl, const void *real)
         out = H5I_INVALID_HID;
     }
     if (out >= 0) {
-        if (S.has_alignment || S.has_threshold) {
+        if (sec->has_alignment || sec->has_threshold) {
             hsize_t threshold = 1, alignment = 1;
             H5.get_alignment(out, &threshold, &alignment);
-            if (S.has_threshold)
-                threshold = S.threshold;
-            if (S.has_alignment)
-                alignment = S.alignment;
+            if (sec->has_threshold)
+                threshold = sec->threshold;
+            if (sec->has_alignment)
+                alignment = sec->alignment;
             if (H5.set_alignment(out, threshold, alignment) < 0)
                 warn("H5Pset_alignment(%llu, %llu) failed", (unsigned long long)threshold,
                      (unsigned long long)alignment);
         }
-        if (S.has_meta_block && H5.set_meta_block_size(out, S.meta_block) < 0)
-            warn("H5Pset_meta_block_size(%llu) failed", (unsigned long long)S.meta_block);
-        if (S.has_sieve && H5.set_sieve_buf_size(out, S.sieve) < 0)
-            warn("H5Pset_sieve_buf_size(%zu) failed", S.sieve);
+        if (sec->has_meta_block && H5.set_meta_block_size(out, sec->meta_block) < 0)
+            warn("H5Pset_meta_block_size(%llu) failed", (unsigned long long)sec->meta_block);
+        if (sec->has_sieve && H5.set_sieve_buf_size(out, sec->sieve) < 0)
+            warn("H5Pset_sieve_buf_size(%zu) failed", sec->sieve);
         /* Collective metadata and MPI-IO hints only mean something with the MPI-IO
          * driver; other drivers (sec2, core...) are left alone. */
         if (uses_mpio(out)) {
-            if (S.has_coll
-                && (H5.set_all_coll_metadata_ops(out, S.coll ? 1 : 0) < 0
-                    || H5.set_coll_metadata_write(out, S.coll ? 1 : 0) < 0))
-                warn("setting collective metadata to %s failed", S.coll ? "yes" : "no");
-            if (S.nhints > 0 && set_fapl_hints(out) != 0)
+            if (sec->has_coll
+                && (H5.set_all_coll_metadata_ops(out, sec->coll ? 1 : 0) < 0
+                    || H5.set_coll_metadata_write(out, sec->coll ? 1 : 0) < 0))
+                warn("setting collective metadata to %s failed", sec->coll ? "yes" : "no");
+            if (sec->nhints > 0 && set_fapl_hints(out, sec) != 0)
                 warn("merging MPI-IO hints into the file-access list failed");
         }
     }
@@ -1258,9 +1331,9 @@ static hid_t tuned_fapl(hid_t fapl, const void *real)
 
 /* Read the HDF5 settings back from the open file fid, once per process (the first file
  * opened with hdf5:* settings); errors leave a value unread. */
-static void read_hdf5_back(hid_t fid)
+static void read_hdf5_back(hid_t fid, const struct section *sec)
 {
-    if (!S.any_hdf5 || h5_ready != 1 || fid < 0)
+    if (!sec->any_hdf5 || h5_ready != 1 || fid < 0)
         return;
     pthread_mutex_lock(&h5_in_effect_lock);
     if (!h5_in_effect.seen) {
@@ -1293,7 +1366,8 @@ static void read_hdf5_back(hid_t fid)
     do {                                                                                    \
         ensure_settings();                                                                  \
         __atomic_fetch_add(&h5_calls, 1, __ATOMIC_RELAXED);                                 \
-        hid_t mine_ = tuned_fapl(FAPL, REAL);                                               \
+        const struct section *sec_ = section_for(NAME);                                 \
+        hid_t mine_ = tuned_fapl(FAPL, REAL, sec_);                                     \
         const char *saved_opener_ = h5_opener;                                              \
         int saved_seen_ = h5_mpi_open_seen;                                                 \
         h5_opener = OPENER;                                                                 \
@@ -1304,9 +1378,10 @@ static void read_hdf5_back(hid_t fid)
         h5_mpi_open_seen = saved_seen_;                                                     \
         if (mine_ >= 0)                                                                     \
             H5.pclose(mine_);                                                               \
-        read_hdf5_back(fid_);                                                               \
+        read_hdf5_back(fid_, sec_);                                                     \
         if (fid_ >= 0 && !seen_ && NAME != NULL && tracking())                              \
-            record_open(NAME, OPENER, MPI_COMM_NULL, 0, MPI_FILE_NULL, PMPI_Wtime());        \
+            record_open(NAME, OPENER, MPI_COMM_NULL, 0, MPI_FILE_NULL, PMPI_Wtime(),    \
+                        sec_);                                                          \
         return fid_;                                                                        \
     } while (0)
 
@@ -1433,6 +1508,7 @@ static void pack_open(struct buf *b, const struct open_rec *o, double now)
     put_i64(b, o->comm_size);
     put_i64(b, o->seq);
     put_i64(b, o->amode);
+    put_i64(b, o->section);
     put_i64(b, o->closed);
     put_f64(b, (o->closed ? o->t_close : now) - o->t_open);
     put_f64(b, (double)__atomic_load_n(&o->write_ns, __ATOMIC_RELAXED) * 1e-9);
@@ -1455,7 +1531,7 @@ static void pack_open(struct buf *b, const struct open_rec *o, double now)
  * rank's, bytes and calls summed, ranks_* count the ranks that did the thing. */
 struct merged {
     const char *path, *opened_by;
-    int64_t leader, comm_size, seq, amode;
+    int64_t leader, comm_size, seq, amode, section;
     int ranks, closed_ranks;
     double open_s, write_s, read_s;
     uint64_t bytes_written, bytes_read, write_calls, read_calls;
@@ -1490,7 +1566,7 @@ static struct merged *merge_opens(const char *all, size_t total, int *n)
 {
     *n = 0;
     /* Count the records first, to size the table: every record has at least this much. */
-    size_t least = 2 * 8 + 2 + 5 * 8 + 3 * 8 + 7 * 8 + 8;
+    size_t least = 2 * 8 + 2 + 6 * 8 + 3 * 8 + 7 * 8 + 8;
     size_t cap = total / least + 1, buckets = 16;
     while (buckets < 2 * cap)
         buckets *= 2;
@@ -1507,7 +1583,7 @@ static struct merged *merge_opens(const char *all, size_t total, int *n)
     while (r.p < r.end && !r.failed) {
         const char *path = get_str(&r), *by = get_str(&r);
         int64_t leader = get_i64(&r), size = get_i64(&r), seq = get_i64(&r);
-        int64_t amode = get_i64(&r), closed = get_i64(&r);
+        int64_t amode = get_i64(&r), section = get_i64(&r), closed = get_i64(&r);
         double open_s = get_f64(&r), write_s = get_f64(&r), read_s = get_f64(&r);
         uint64_t bw = get_u64(&r), br = get_u64(&r), cbw = get_u64(&r);
         uint64_t fsb = get_u64(&r), cfsb = get_u64(&r), wc = get_u64(&r), rc = get_u64(&r);
@@ -1527,6 +1603,7 @@ static struct merged *merge_opens(const char *all, size_t total, int *n)
             at = (*n)++;
             out[at] = (struct merged){.path = path, .opened_by = by, .leader = leader,
                                       .comm_size = size, .seq = seq, .amode = amode,
+                                      .section = section,
                                       .nhints = -1, .file = -1, .next = heads[h]};
             heads[h] = at;
         }
@@ -1634,6 +1711,15 @@ static void json_packed_hints(FILE *f, const struct merged *m, const char *end)
     fputc('}', f);
 }
 
+/* The glob of the section S.sec[i], null for the lines before any section. */
+static void json_section(FILE *f, int64_t i)
+{
+    if (i > 0 && i < S.nsec)
+        json_string(f, S.sec[i].pattern);
+    else
+        fputs("null", f);
+}
+
 /* Whether open a moved more data than b: more bytes, then a larger communicator. */
 static int moved_more(const struct merged *a, const struct merged *b)
 {
@@ -1715,13 +1801,15 @@ static void write_files(FILE *f, struct merged *m, int n, const char *end,
                        "\"read_s\": %.9g, \"bytes_written\": %llu, \"bytes_read\": %llu, "
                        "\"write_calls\": %llu, \"read_calls\": %llu, \"ranks_writing\": %d, "
                        "\"ranks_writing_to_files\": %d, \"ranks_writing_collectively\": %d, "
-                       "\"ranks_writing_to_files_collectively\": %d, \"hints_in_effect\": ",
+                       "\"ranks_writing_to_files_collectively\": %d, \"section\": ",
                     sep, (long long)o->comm_size, (long long)o->amode, o->ranks,
                     o->closed_ranks == o->ranks ? "true" : "false", o->open_s, o->write_s,
                     o->read_s, (unsigned long long)o->bytes_written,
                     (unsigned long long)o->bytes_read, (unsigned long long)o->write_calls,
                     (unsigned long long)o->read_calls, o->ranks_writing,
                     o->ranks_writing_to_files, o->ranks_coll, o->ranks_coll_fs);
+            json_section(f, o->section);
+            fputs(", \"hints_in_effect\": ", f);
             json_packed_hints(f, o, end);
             fputc('}', f);
             sep = ",";
@@ -1764,8 +1852,16 @@ static void write_report(const char *path, const struct totals *t, struct merged
         fputs("null", f);
     fputs(",\n", f);
     fputs(" \"settings_applied\": ", f);
-    json_object(f, S.applied, S.napplied);
-    fputs(",\n", f);
+    json_object(f, S.sec[0].applied, S.sec[0].napplied);
+    fputs(",\n \"sections\": [", f);
+    for (int i = 1; i < S.nsec; i++) {
+        fputs(i > 1 ? ",\n   {\"file\": " : "\n   {\"file\": ", f);
+        json_string(f, S.sec[i].pattern);
+        fputs(", \"settings_applied\": ", f);
+        json_object(f, S.sec[i].applied, S.sec[i].napplied);
+        fputc('}', f);
+    }
+    fputs("],\n", f);
     unsigned long long omitted = t->opens_omitted;
     write_files(f, m, n, end, &omitted);
     fprintf(f, " \"opens_omitted\": %llu,\n", omitted);

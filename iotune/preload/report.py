@@ -13,8 +13,13 @@ after merging what every rank saw (docs/applications.md has every field). ``vers
    and did both inside collective writes. The file's ``hints_in_effect`` are those of its
    open that moved the most data, its ``bytes_written``/``bytes_read`` the sums over its
    opens and ``open_s`` their open-to-close times added. Read totals join the write totals.
+3. Each open also has ``section``: the ``file:<glob>`` section of the settings file whose
+   settings were applied to it, null for the lines before any section; ``sections`` lists
+   each section's glob and ``settings_applied`` (the top-level ``settings_applied`` are the
+   lines before any section).
 
-A version-1 report has no opens: :func:`data_open` returns :data:`NO_OPENS` for it, and
+A version-2 report's opens have no section (:attr:`Open.section` is None). A version-1
+report has no opens: :func:`data_open` returns :data:`NO_OPENS` for it, and
 its readers fall back to ``files[0]``'s hints as before.
 
 This module only reads a parsed report (a mapping); it never imports MPI.
@@ -31,7 +36,7 @@ __all__ = ["NO_OPENS", "REPORT_VERSION", "FileIO", "Open", "data_open", "data_op
            "file_io", "has_opens", "opens"]
 
 #: The report version the library writes (``REPORT_VERSION`` in ``iotune_preload.c``).
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 #: What :func:`data_open` returns for a report without per-open records (version 1).
 NO_OPENS: Final = "no opens"
 #: The witness counts of an open, as the report names them.
@@ -44,7 +49,8 @@ class Open:
     """One open of a file as the report gives it (all ranks of a collective open merged).
 
     ``hints`` are those read back right after the open by the communicator's rank 0, None
-    when that rank's record is missing."""
+    when that rank's record is missing. ``section`` is the glob of the settings file's
+    section applied to the open, None for the settings before any section."""
 
     path: str
     opened_by: str
@@ -58,6 +64,7 @@ class Open:
     closed: bool
     writers: Mapping[str, int]
     hints: Mapping[str, str] | None
+    section: str | None = None
 
     @property
     def bytes(self) -> int:
@@ -95,7 +102,8 @@ def opens(report: Mapping[str, Any]) -> list[Open]:
                 _float(raw.get("read_s")), bool(raw.get("closed")),
                 {name: _int(raw.get(name)) for name in WRITER_FIELDS},
                 {str(k): str(v) for k, v in hints.items()} if isinstance(hints, Mapping)
-                else None))
+                else None,
+                raw["section"] if isinstance(raw.get("section"), str) else None))
     return out
 
 
@@ -173,16 +181,20 @@ class FileIO:
 
 def file_io(report: Mapping[str, Any], pattern: str | None = None) -> list[FileIO]:
     """Per file of a version-2 report (one entry per path and opener), its I/O; only the
-    files whose path matches the shell ``pattern`` (``fnmatch``, whole path) when given.
-    [] for a version-1 report."""
+    files matching the shell ``pattern`` when given: their path as the program passed it
+    matches (``fnmatch``, whole path, ``*`` crossing ``/``), or an open of theirs had the
+    settings section of that very glob (the library also matches a relative path's
+    absolute form, so a campaign's ``--files`` given as its section's glob measures the
+    files the section tuned). [] for a version-1 report."""
     if not has_opens(report):
         return []
     out = []
     for entry in _entries(report):
         path = str(entry.get("path", ""))
-        if pattern is not None and not fnmatch.fnmatchcase(path, pattern):
-            continue
         listed: Sequence[Any] = entry.get("opens") or []
+        if pattern is not None and not fnmatch.fnmatchcase(path, pattern) and not any(
+                isinstance(raw, Mapping) and raw.get("section") == pattern for raw in listed):
+            continue
         out.append(FileIO(path, str(entry.get("opened_by", "")), _float(entry.get("open_s")),
                           _int(entry.get("bytes_written")), _int(entry.get("bytes_read")),
                           len(listed)))

@@ -19,7 +19,7 @@ from iotune.execution.outputs import InUse, write_output
 from iotune.production.jobs import DEFAULT, Campaign, status
 from iotune.production.rule import CONFIDENCE, Assessment
 from iotune.store import Store, now_iso
-from iotune.tuned import check_tuned
+from iotune.tuned import check_tuned, split_configuration
 from iotune.ui.output import to_plain
 
 
@@ -41,7 +41,10 @@ def tuned_document(campaign: Campaign, state: Assessment) -> dict[str, Any] | No
         return check_tuned(doc)
     ratio = state.estimates[state.settled].ratio
     assert ratio is not None  # settled on a configuration with runs
-    doc.update(recommendation="tuned", settings=dict(campaign.settings[state.settled]),
+    settings, files = split_configuration(campaign.settings[state.settled])
+    if files:
+        doc["files"] = files
+    doc.update(recommendation="tuned", settings=settings,
                speedup=round(1 / ratio[1], 4), confidence=CONFIDENCE,
                reason=f"campaign {campaign.tag}: {state.settled} beats the default with "
                       f"probability >= {CONFIDENCE:.0%} over {state.jobs} production jobs")

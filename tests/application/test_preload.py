@@ -31,7 +31,7 @@ from iotune.preload import (
     settings_text,
     source_path,
 )
-from iotune.preload.report import REPORT_VERSION
+from iotune.preload.report import REPORT_VERSION, file_io, opens
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TIMEOUT_S = 120
@@ -72,11 +72,12 @@ def preload_lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The test programs, compiled: mpiio (mpicc), h5 (h5pcc, shared HDF5) and h5_static
+    """The test programs, compiled: mpiio and files (mpicc), h5 (h5pcc, shared HDF5) and h5_static
     (h5pcc's default on Debian: HDF5 linked into the executable)."""
     out = tmp_path_factory.mktemp("programs")
     builds = {
         "mpiio": ["mpicc", "-Wall", "-Werror", "-O2", str(PROGRAMS / "mpiio_write.c")],
+        "files": ["mpicc", "-Wall", "-Werror", "-O2", str(PROGRAMS / "files_write.c")],
         "h5": ["h5pcc", "-shlib", "-Wall", "-Werror", "-O2", str(PROGRAMS / "h5_write.c")],
         "h5_static": ["h5pcc", "-Wall", "-O2", str(PROGRAMS / "h5_write.c")],
     }
@@ -160,6 +161,90 @@ def test_run_hints_override_the_programs_own_info(run_app, programs, tmp_path):
     # The data went through intact.
     np.testing.assert_array_equal(np.fromfile(data, dtype=np.float64),
                                   np.arange(total // 8, dtype=np.float64))
+
+
+def hints_by_file(report: dict[str, Any]) -> dict[str, tuple[str | None, dict[str, str]]]:
+    """Each file's one open as (its section, its hints read back), by the file's name."""
+    found = {}
+    for entry in report["files"]:
+        (only,) = entry["opens"]
+        found[Path(entry["path"]).name] = (only["section"], only["hints_in_effect"])
+    return found
+
+
+@pytest.mark.mpi
+def test_each_file_gets_the_settings_of_its_section(run_app, programs, tmp_path):
+    (tmp_path / "out").mkdir()
+    argv = [str(programs["files"]), "1", "out/ckpt_1.dat", "plot.dat", "run.log"]
+    # ROMIO's own values, from the same program without settings.
+    default = hints_by_file(run_app(argv).report())["run.log"][1]
+    assert default["cb_buffer_size"] != "4194304" and default["romio_cb_write"] != "disable"
+    settings = ("hint:cb_buffer_size=4194304\n"  # files no section matches
+                "file:*/ckpt_*\n"  # out/ckpt_1.dat as passed
+                "hint:romio_cb_write=disable\n"
+                "# plot.dat matches through its absolute form only\n"
+                f"file:{tmp_path}/plot.*\n"
+                "hint:cb_buffer_size=2097152\n")
+    run = run_app(argv, settings=settings)
+    report = run.report()
+    assert report["version"] == REPORT_VERSION and report["warnings"] == []
+    assert report["settings_applied"] == {"hint:cb_buffer_size": "4194304"}
+    assert report["sections"] == [
+        {"file": "*/ckpt_*", "settings_applied": {"hint:romio_cb_write": "disable"}},
+        {"file": f"{tmp_path}/plot.*", "settings_applied": {"hint:cb_buffer_size": "2097152"}}]
+    seen = hints_by_file(report)
+    # Each file has its own section's values and ROMIO's for the rest: a section never
+    # adds to the lines before it.
+    ckpt_section, ckpt = seen["ckpt_1.dat"]
+    assert ckpt_section == "*/ckpt_*"
+    assert (ckpt["romio_cb_write"], ckpt["cb_buffer_size"]) == (
+        "disable", default["cb_buffer_size"])
+    plot_section, plot = seen["plot.dat"]
+    assert plot_section == f"{tmp_path}/plot.*"
+    assert (plot["romio_cb_write"], plot["cb_buffer_size"]) == (
+        default["romio_cb_write"], "2097152")
+    log_section, log = seen["run.log"]
+    assert log_section is None
+    assert (log["romio_cb_write"], log["cb_buffer_size"]) == (
+        default["romio_cb_write"], "4194304")
+    # The reader: each open's section, and a file measured by its section's glob although
+    # its path as passed (plot.dat) does not match it.
+    assert {o.path: o.section for o in opens(report)} == {
+        "out/ckpt_1.dat": "*/ckpt_*", "plot.dat": f"{tmp_path}/plot.*", "run.log": None}
+    assert [f.path for f in file_io(report, f"{tmp_path}/plot.*")] == ["plot.dat"]
+    assert [f.path for f in file_io(report, "*/ckpt_*")] == ["out/ckpt_1.dat"]
+    assert [f.bytes_written for f in file_io(report)] == [2 * MIB] * 3
+
+
+@pytest.mark.mpi
+def test_the_first_matching_section_wins_and_bad_sections_are_skipped(run_app, programs,
+                                                                      tmp_path):
+    settings = ("file:\nhint:cb_buffer_size=1048576\n"  # no glob: its lines are ignored
+                "file:*.dat\nhint:cb_buffer_size=2097152\n"
+                "file:*a.dat\nhint:cb_buffer_size=3145728\n"
+                "file:*.dat\nhint:romio_cb_write=disable\n")  # the same section, added to
+    run = run_app([str(programs["files"]), "1", "a.dat"], settings=settings)
+    report = run.report()
+    assert run.stderr.count("file: needs a glob") == 1
+    assert report["settings_applied"] == {}
+    section, hints = hints_by_file(report)["a.dat"]
+    assert section == "*.dat"
+    assert (hints["cb_buffer_size"], hints["romio_cb_write"]) == ("2097152", "disable")
+
+
+@pytest.mark.mpi
+def test_an_hdf5_file_gets_its_sections_settings(run_app, programs, tmp_path):
+    data = tmp_path / "ckpt.h5"
+    run = run_app([str(programs["h5"]), str(data), str(DOUBLES_PER_RANK)],
+                  settings=f"file:*/other.h5\nhdf5:alignment={ALIGNMENT}\n"
+                           f"file:*/ckpt.h5\nhint:cb_buffer_size=4194304\n")
+    report = run.report()
+    assert run.stdout.strip() == "ok"
+    created = only_file(report, "H5Fcreate")
+    assert [o["section"] for o in created["opens"]] == ["*/ckpt.h5"]
+    assert created["hints_in_effect"]["cb_buffer_size"] == "4194304"
+    # The other section's alignment did not reach this file.
+    assert dataset_offset(data) % ALIGNMENT != 0
 
 
 @pytest.mark.mpi

@@ -266,3 +266,15 @@ def test_apply_rejects_bad_setting_values(tmp_path):
     out = CliRunner().invoke(cli, ["apply", str(_tuned(tmp_path, doc))])
     assert out.exit_code == 2
     assert "settings.stripe_count: -3 is not a positive integer" in out.output
+
+
+def test_a_per_file_glob_is_written_to_the_preload_file_as_it_is(tmp_path):
+    glob = "*/$(touch pwned)'\"`x`;*.h5"
+    doc = {"settings": {"cb_nodes": 2}, "files": {glob: {"cb_nodes": 4}, "*.log": {}}}
+    path = tmp_path / "tuned.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))  # the patterns' order matters
+    lines = render(load_tuned(path), "preload", library=_library(tmp_path))
+    _run_lines(lines, tmp_path)
+    assert not (tmp_path / "pwned").exists()
+    assert (tmp_path / "iotune-preload-settings").read_text().splitlines() == [
+        "hint:cb_nodes=2", f"file:{glob}", "hint:cb_nodes=4", "file:*.log"]

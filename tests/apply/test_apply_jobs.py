@@ -194,3 +194,44 @@ def apply_lines_python(tuned: Path, library: Path) -> str:
     assert result.exit_code == 0, result.output
     compile(result.stdout, "h5py-lines", "exec")
     return result.stdout
+
+
+#: A tuned file with per-file settings: the checkpoint its own, logs nothing at all, every
+#: other file the top-level settings.
+PER_FILE = {"schema_version": 1, "kernel": "command", "cores": 2, "provenance": "measured",
+            "settings": {"cb_buffer_size": "4MiB"},
+            "files": {"*/ckpt_*": {"cb_buffer_size": "2MiB", "romio_cb_write": "disable"},
+                      "*.log": {}}}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("fmt", ["auto", "preload"])
+def test_per_file_settings_reach_each_file(tmp_path, show_hints, library, fmt):
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text(yaml.safe_dump(PER_FILE))
+    lines = apply_lines(tuned, fmt, library)
+    # The hints file would apply to every file, so the lines say it is not used.
+    assert "ROMIO_HINTS=" not in lines
+    if fmt == "auto":
+        assert "# ROMIO hints file: applies to every file, so not used" in lines
+    default = printed(run_job(tmp_path, "", [str(show_hints), "plain.dat"]).stdout, "hint")
+    assert default["cb_buffer_size"] not in ("4194304", "2097152")
+    seen = {}
+    for name in ("out/ckpt_1.dat", "plot.dat", "run.log"):
+        job = run_job(tmp_path, lines, [str(show_hints), name])
+        assert job.returncode == 0, job.stderr
+        hints = printed(job.stdout, "hint")
+        seen[name] = (hints["cb_buffer_size"], hints["romio_cb_write"])
+    assert seen == {"out/ckpt_1.dat": ("2097152", "disable"),
+                    "plot.dat": ("4194304", default["romio_cb_write"]),
+                    "run.log": (default["cb_buffer_size"], default["romio_cb_write"])}
+
+
+def test_per_file_settings_are_left_out_of_mechanisms_for_every_file(tmp_path, library):
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text(yaml.safe_dump(PER_FILE))
+    for fmt in ("romio", "cray", "ior"):
+        lines = apply_lines(tuned, fmt, library)
+        assert "# per-file settings (files:) are applied by the preload library alone: " \
+               "--format preload" in lines
+        assert "iotune_run() { \"$@\"; }" in lines  # the program runs with nothing set

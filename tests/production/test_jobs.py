@@ -175,3 +175,28 @@ def test_bad_input_is_one_line_naming_the_key(tmp_path: Path, monkeypatch: pytes
     assert result.exit_code != 0
     assert error_line(result).startswith(message)
     assert store.read_bytes() == before
+
+
+def test_a_candidate_with_per_file_settings_alone_is_not_the_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tuned on the checkpoint only: the other files keep the default, yet the candidate is
+    # a configuration of its own, and its job gets the checkpoint's section.
+    ckpt = tmp_path / "ckpt.yaml"
+    ckpt.write_text("settings: {}\nfiles:\n  '*/ckpt_*': {cb_buffer_size: 2MiB}\n")
+    library = tmp_path / "libiotune_preload.so"
+    library.write_text("")  # the lines only check that it exists
+    monkeypatch.setenv("IOTUNE_PRELOAD_LIB", str(library))
+    store = tmp_path / "prod.jsonl"
+    outputs = []
+    for i in range(4):
+        out = invoke("job", "start", "--store", str(store), "--tag", "app", "--job-id",
+                     f"j{i}", "--candidate", str(ckpt))
+        assert out.exit_code == 0, out.output
+        outputs.append(out.output)
+        assert invoke("job", "finish", "--store", str(store), "--tag", "app", "--job-id",
+                      f"j{i}", "--seconds", "10").exit_code == 0
+    assert "challenger" in outputs[3]
+    assert "'file:*/ckpt_*' hint:cb_buffer_size=2097152 >" in outputs[3]
+    started = [r for r in _records(store) if r["event"] == "start"]
+    assert started[3]["settings"] == {"files": {"*/ckpt_*": {"cb_buffer_size": 2097152}}}
+    assert started[3]["config"] != DEFAULT

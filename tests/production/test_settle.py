@@ -133,3 +133,17 @@ def test_the_lines_job_start_prints_give_the_settings_to_the_launch_alone(tmp_pa
         assert ran.stdout.split() == [expected, "after", "unset"]
         assert invoke("job", "finish", "--store", str(store), "--tag", "app", "--job-id",
                       f"j{i}", "--seconds", "10").exit_code == 0
+
+
+def test_a_settled_per_file_configuration_is_written_with_its_files(tmp_path: Path):
+    # The campaign tuned the checkpoint alone (configuration() of a tuned file with files:).
+    store, tuned = Store(tmp_path / "prod.jsonl"), tmp_path / "tuned.yaml"
+    ckpt = {"files": {"*/ckpt_*": {"cb_nodes": 2}}}
+    _jobs(store, ckpt, 14, 0.5, tuned)
+    doc = yaml.safe_load(tuned.read_text())
+    assert doc["recommendation"] == "tuned"
+    assert doc["settings"] == {} and doc["files"] == {"*/ckpt_*": {"cb_nodes": 2}}
+    applied = invoke("apply", str(tuned), "--format", "romio")
+    assert applied.exit_code == 0, applied.output
+    assert "per-file settings (files:) are applied by the preload library alone" \
+        in applied.stdout
