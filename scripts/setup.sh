@@ -5,7 +5,8 @@
 #                             .venv with mpi4py and parallel h5py, iotune (editable).
 #   scripts/setup.sh --test   that, plus what `make test` needs: the development tools; on
 #                             Debian as root, Open MPI and its HDF5, Slurm, munge and
-#                             chromium, and a second venv (.venv-openmpi) for Open MPI;
+#                             chromium, the build tools of the real programs (autoconf,
+#                             automake, cmake) and strace; a second venv (.venv-openmpi);
 #                             the real programs the tests tune, built once from vendor/
 #                             (IOR, h5bench_write) into ~/.cache/iotune/programs.
 #
@@ -41,7 +42,8 @@ OPENMPI_VENV=${IOTUNE_OPENMPI_VENV:-.venv-openmpi}
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
 APT=${IOTUNE_APT:-auto}
 APT_DEMO=(mpich libmpich-dev libhdf5-mpich-dev hdf5-tools pkg-config)
-APT_TEST=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev slurm-wlm munge chromium)
+APT_TEST=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev slurm-wlm munge chromium
+          autoconf automake cmake make strace)  # IOR, h5bench builds; proxy --run
 WHEELHOUSE=${IOTUNE_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/iotune/wheels}
 ROOT_OK=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
          OMPI_MCA_rmaps_base_oversubscribe=1)
