@@ -259,12 +259,26 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Asse
     jobs = len(runs)
     explored = sum(1 for r in runs if r.role == "challenger")
     confirmed = leader is not None and race_confirms(logs[leader], base)
+    rivals = [] if leader is None else [
+        c for c in held_back
+        if _p_worth_over(logs[c], logs[leader], sigma, df) >= RISK]
     settled, needed = _stay(runs, estimates, admissible, default, confirmed)
     if settled is None:
         settled, needed = _settle(estimates, admissible, held_back, ranked, default,
-                                  leader, len(base), confirmed)
+                                  leader, len(base), confirmed, rivals)
     return Assessment(default, estimates, admissible, held_back, settled, leader, needed,
                       jobs, explored, sigma, df, notes)
+
+
+def _p_worth_over(logs: Sequence[float], leader: Sequence[float], sigma: float,
+                  df: int) -> float:
+    """Posterior probability that a configuration with log times ``logs`` is more than
+    :data:`WORTH` faster than the leader (log times ``leader``), by the module's t model."""
+    mine, theirs = _location(logs), _location(leader)
+    if mine is None or theirs is None:
+        return 0.0
+    se = sigma * math.sqrt(_spread(len(logs)) / len(logs) + _spread(len(leader)) / len(leader))
+    return _t_sf((mine - theirs + math.log(WORTH)) / se, df)
 
 
 def race_confirms(logs: Sequence[float], base: Sequence[float]) -> bool:
@@ -306,8 +320,9 @@ def _stay(runs: Sequence[Run], estimates: dict[str, Estimate], admissible: list[
 
 def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: list[str],
             ranked: list[str], default: str, leader: str | None,
-            baseline: int, confirmed: bool) -> tuple[str | None, str]:
-    """The settled recommendation (None: not yet) and what is still needed, in words."""
+            baseline: int, confirmed: bool, rivals: list[str]) -> tuple[str | None, str]:
+    """The settled recommendation (None: not yet) and what is still needed, in words;
+    ``rivals``: held-back candidates plausibly :data:`WORTH` faster than the leader."""
     if baseline < BASELINE_RUNS:
         return None, f"{BASELINE_RUNS - baseline} more run(s) of the default"
     untried = [c for c in ranked[:TOP_TRIALS] if estimates[c].runs == 0]
@@ -317,6 +332,12 @@ def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: li
     if short:
         return None, ", ".join(f"{SETTLE_RUNS - estimates[c].runs} more run(s) of {c}"
                                for c in short)
+    if leader is not None and rivals:
+        # One run of a rival under heavy noise kept it out; the leader's and the default's
+        # runs pin the noise down and may let it in: settling now would never try it again.
+        return None, (f"the runs to show whether {', '.join(rivals)}, plausibly "
+                      f"{WORTH - 1:.0%} faster than {leader}, may run again within the "
+                      "risk bound")
     if leader is not None:
         p_faster = estimates[leader].p_faster or 0.0
         if p_faster >= CONFIDENCE or confirmed:
