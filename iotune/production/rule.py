@@ -29,7 +29,9 @@ The rule, in order:
    beats the default with probability :data:`CONFIDENCE`, or (the race's rule, by ranks)
    it and the default have :data:`RACE_RUNS` runs each, its median run is faster than the
    default's and the rank test confirms it faster at :data:`RACE_CONFIDENCE`
-   (:func:`race_confirms`), it is the recommendation and jobs
+   (:func:`race_confirms`), and no held-back candidate is plausibly (probability
+   :data:`RISK`) :data:`WORTH` faster than it (its runs and the default's may yet let that
+   candidate in), it is the recommendation and jobs
    exploit it, every :data:`DRIFT_EVERY`-th running the default again as a drift check;
    when no candidate, admissible or held back, shows a plausible gain of :data:`WORTH`
    (5%; probability :data:`RISK`), the default stays: "nothing better", and every
@@ -149,6 +151,9 @@ class Assessment:
     sigma: float
     df: int
     notes: list[str] = field(default_factory=list)
+    #: The one-sided probability the settled change beats the default with: CONFIDENCE by
+    #: the t model, RACE_CONFIDENCE when the race's rank test settled it.
+    confidence: float = CONFIDENCE
 
     @property
     def recommendation(self) -> str:
@@ -266,8 +271,11 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Asse
     if settled is None:
         settled, needed = _settle(estimates, admissible, held_back, ranked, default,
                                   leader, len(base), confirmed, rivals)
+    by_ranks = (settled not in (None, default)
+                and (estimates[settled].p_faster or 0.0) < CONFIDENCE)
     return Assessment(default, estimates, admissible, held_back, settled, leader, needed,
-                      jobs, explored, sigma, df, notes)
+                      jobs, explored, sigma, df, notes,
+                      RACE_CONFIDENCE if by_ranks else CONFIDENCE)
 
 
 def _p_worth_over(logs: Sequence[float], leader: Sequence[float], sigma: float,

@@ -11,6 +11,7 @@ from iotune.production.rule import (
     CONFIDENCE,
     DRIFT_EVERY,
     EXPLORE_SHARE,
+    RACE_CONFIDENCE,
     RACE_RUNS,
     RISK,
     TOP_TRIALS,
@@ -129,6 +130,7 @@ def test_the_race_s_rank_test_settles_a_consistent_gain_the_t_model_does_not_con
     assert (state.estimates["fast"].p_faster or 0.0) < CONFIDENCE
     assert race_confirms([math.log(s) for s in fast * 6], [math.log(s) for s in default * 6])
     assert state.settled == "fast"
+    assert state.confidence == RACE_CONFIDENCE
     assert choose(runs, "default", ["fast"]).config == "fast"
 
 
