@@ -340,14 +340,15 @@ def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: li
     if short:
         return None, ", ".join(f"{SETTLE_RUNS - estimates[c].runs} more run(s) of {c}"
                                for c in short)
-    if leader is not None and rivals:
-        # One run of a rival under heavy noise kept it out; the leader's and the default's
-        # runs pin the noise down and may let it in: settling now would never try it again.
-        return None, (f"the runs to show whether {', '.join(rivals)}, plausibly "
-                      f"{WORTH - 1:.0%} faster than {leader}, may run again within the "
-                      "risk bound")
     if leader is not None:
         p_faster = estimates[leader].p_faster or 0.0
+        if (p_faster >= CONFIDENCE or confirmed) and rivals:
+            # One run of a rival under heavy noise kept it out; the leader's and the
+            # default's runs pin the noise down and may let it in: settling on the leader
+            # now would never try it again.
+            return None, (f"the runs to show whether {', '.join(rivals)}, plausibly "
+                          f"{WORTH - 1:.0%} faster than {leader}, may run again within "
+                          "the risk bound")
         if p_faster >= CONFIDENCE or confirmed:
             return leader, "nothing: settled"
     # A candidate held back only because one run says little under this noise may be let
