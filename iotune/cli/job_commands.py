@@ -199,9 +199,10 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
                    "as a drift check)")
     else:
         assert gain is not None
+        how = "" if state.confidence == CONFIDENCE else " (rank test)"
         click.echo(f"settled: {rec} beats the default with probability >= "
-                   f"{CONFIDENCE:.0%}, {1 / gain[1]:.2f}x so far ({state.jobs} production "
-                   f"jobs); exploration stopped, every {DRIFT_EVERY}th job re-runs the "
+                   f"{state.confidence:.0%}{how}, {1 / gain[1]:.2f}x so far ({state.jobs} "
+                   "production jobs); exploration stopped, every {DRIFT_EVERY}th job re-runs the "
                    "default as a drift check")
     click.echo(f"regret paid: {regret:.4g} s of I/O in exploring jobs against "
                "the default")

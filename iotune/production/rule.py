@@ -26,7 +26,12 @@ The rule, in order:
    time per configuration (a second first trial waits for the first's result);
 4. **exploration cap**: at most :data:`EXPLORE_SHARE` of all jobs so far ran a challenger;
 5. **settling**: when every admissible candidate has :data:`SETTLE_RUNS` runs and the fastest
-   beats the default with probability :data:`CONFIDENCE`, it is the recommendation and jobs
+   beats the default with probability :data:`CONFIDENCE`, or (the race's rule, by ranks)
+   it and the default have :data:`RACE_RUNS` runs each, its median run is faster than the
+   default's and the rank test confirms it faster at :data:`RACE_CONFIDENCE`
+   (:func:`race_confirms`), and no held-back candidate is plausibly (probability
+   :data:`RISK`) :data:`WORTH` faster than it (its runs and the default's may yet let that
+   candidate in), it is the recommendation and jobs
    exploit it, every :data:`DRIFT_EVERY`-th running the default again as a drift check;
    when no candidate, admissible or held back, shows a plausible gain of :data:`WORTH`
    (5%; probability :data:`RISK`), the default stays: "nothing better", and every
@@ -44,6 +49,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from iotune.strategies.rank_test import log_shift
 
 #: A configuration is "slower" when its time exceeds the default's by this factor (the issue).
 SLOWER = 1.10
@@ -74,6 +81,17 @@ DRIFT_EVERY = 20
 KEEP = 0.90
 #: A gain smaller than this is not worth more exploring (a tune's "within 5%" of the best).
 WORTH = 1.05
+#: The race's rule (:mod:`iotune.strategies.racing`): a configuration is confirmed faster
+#: than the default when the lower end of the rank test's one-sided interval of its speedup
+#: (Hodges-Lehmann, Moses) at this level is above 1x. Ranks, unlike the t model, let one
+#: run several times slower or faster than its siblings move the verdict by one rank, so a
+#: consistent gain is confirmed where the default's own log spread is 0.5 or more.
+RACE_CONFIDENCE = 0.95
+#: Runs of the leader and of the default each before the race's rule may settle: a rank
+#: test is looked at after every job, and from ten runs each on the verdict of one job
+#: changes the count of pairs by at most a tenth, so repeated looks add little to the 5%
+#: of one look; with fewer the first looks are nearly independent draws.
+RACE_RUNS = 10
 #: Prior on the noise scale (log sd): the middle of the 0.02-1.0 seen on production
 #: systems, worth PRIOR_DF runs, so a few runs of data overrule it.
 PRIOR_SIGMA = 0.25
@@ -133,6 +151,9 @@ class Assessment:
     sigma: float
     df: int
     notes: list[str] = field(default_factory=list)
+    #: The one-sided probability the settled change beats the default with: CONFIDENCE by
+    #: the t model, RACE_CONFIDENCE when the race's rank test settled it.
+    confidence: float = CONFIDENCE
 
     @property
     def recommendation(self) -> str:
@@ -242,18 +263,51 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Asse
     leader = min(tried, key=lambda c: estimates[c].mean_log or 0.0) if tried else None
     jobs = len(runs)
     explored = sum(1 for r in runs if r.role == "challenger")
-    settled, needed = _stay(runs, estimates, admissible, default)
+    confirmed = leader is not None and race_confirms(logs[leader], base)
+    rivals = [] if leader is None else [
+        c for c in held_back
+        if _p_worth_over(logs[c], logs[leader], sigma, df) >= RISK]
+    settled, needed = _stay(runs, estimates, admissible, default, confirmed)
     if settled is None:
         settled, needed = _settle(estimates, admissible, held_back, ranked, default,
-                                  leader, len(base))
+                                  leader, len(base), confirmed, rivals)
+    by_ranks = (settled not in (None, default)
+                and (estimates[settled].p_faster or 0.0) < CONFIDENCE)
     return Assessment(default, estimates, admissible, held_back, settled, leader, needed,
-                      jobs, explored, sigma, df, notes)
+                      jobs, explored, sigma, df, notes,
+                      RACE_CONFIDENCE if by_ranks else CONFIDENCE)
+
+
+def _p_worth_over(logs: Sequence[float], leader: Sequence[float], sigma: float,
+                  df: int) -> float:
+    """Posterior probability that a configuration with log times ``logs`` is more than
+    :data:`WORTH` faster than the leader (log times ``leader``), by the module's t model."""
+    mine, theirs = _location(logs), _location(leader)
+    if mine is None or theirs is None:
+        return 0.0
+    se = sigma * math.sqrt(_spread(len(logs)) / len(logs) + _spread(len(leader)) / len(leader))
+    return _t_sf((mine - theirs + math.log(WORTH)) / se, df)
+
+
+def race_confirms(logs: Sequence[float], base: Sequence[float]) -> bool:
+    """Whether a configuration with log times ``logs`` is confirmed faster than the
+    default (log times ``base``) by the race's rule: :data:`RACE_RUNS` runs of each or more,
+    its median below the default's, and the rank test's one-sided :data:`RACE_CONFIDENCE`
+    lower bound of the log speedup above 0."""
+    if min(len(logs), len(base)) < RACE_RUNS:
+        return False
+    mine, theirs = _location(logs), _location(base)
+    if mine is None or theirs is None or mine >= theirs:
+        return False
+    shift = log_shift([math.exp(v) for v in base], [math.exp(v) for v in logs],
+                      1 - RACE_CONFIDENCE)
+    return shift is not None and shift.low is not None and shift.low > 0
 
 
 def _stay(runs: Sequence[Run], estimates: dict[str, Estimate], admissible: list[str],
-          default: str) -> tuple[str | None, str]:
+          default: str, confirmed: bool) -> tuple[str | None, str]:
     """The recommendation settled on earlier if it still holds (None: not settled before,
-    or a drift check broke it)."""
+    or a drift check broke it); ``confirmed``: the leader is confirmed by the race's rule."""
     sticky = None
     for run in reversed(runs):
         if run.role == "challenger":
@@ -267,15 +321,16 @@ def _stay(runs: Sequence[Run], estimates: dict[str, Estimate], admissible: list[
         if (estimates[sticky].p_faster or 0.0) >= KEEP:
             return sticky, "nothing: settled"
         return None, ""
-    if any((estimates[c].p_faster or 0.0) >= CONFIDENCE for c in admissible):
+    if confirmed or any((estimates[c].p_faster or 0.0) >= CONFIDENCE for c in admissible):
         return None, ""
     return default, "nothing: settled (no candidate is plausibly better than the default)"
 
 
 def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: list[str],
             ranked: list[str], default: str, leader: str | None,
-            baseline: int) -> tuple[str | None, str]:
-    """The settled recommendation (None: not yet) and what is still needed, in words."""
+            baseline: int, confirmed: bool, rivals: list[str]) -> tuple[str | None, str]:
+    """The settled recommendation (None: not yet) and what is still needed, in words;
+    ``rivals``: held-back candidates plausibly :data:`WORTH` faster than the leader."""
     if baseline < BASELINE_RUNS:
         return None, f"{BASELINE_RUNS - baseline} more run(s) of the default"
     untried = [c for c in ranked[:TOP_TRIALS] if estimates[c].runs == 0]
@@ -287,7 +342,14 @@ def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: li
                                for c in short)
     if leader is not None:
         p_faster = estimates[leader].p_faster or 0.0
-        if p_faster >= CONFIDENCE:
+        if (p_faster >= CONFIDENCE or confirmed) and rivals:
+            # One run of a rival under heavy noise kept it out; the leader's and the
+            # default's runs pin the noise down and may let it in: settling on the leader
+            # now would never try it again.
+            return None, (f"the runs to show whether {', '.join(rivals)}, plausibly "
+                          f"{WORTH - 1:.0%} faster than {leader}, may run again within "
+                          "the risk bound")
+        if p_faster >= CONFIDENCE or confirmed:
             return leader, "nothing: settled"
     # A candidate held back only because one run says little under this noise may be let
     # in as the default's runs pin the noise down: it blocks settling while it may be worth it.

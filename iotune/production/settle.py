@@ -45,9 +45,10 @@ def tuned_document(campaign: Campaign, state: Assessment) -> dict[str, Any] | No
     if files:
         doc["files"] = files
     doc.update(recommendation="tuned", settings=settings,
-               speedup=round(1 / ratio[1], 4), confidence=CONFIDENCE,
+               speedup=round(1 / ratio[1], 4), confidence=state.confidence,
                reason=f"campaign {campaign.tag}: {state.settled} beats the default with "
-                      f"probability >= {CONFIDENCE:.0%} over {state.jobs} production jobs")
+                      f"probability >= {state.confidence:.0%} over {state.jobs} production "
+                      "jobs" + ("" if state.confidence == CONFIDENCE else " (rank test)"))
     return check_tuned(doc)
 
 

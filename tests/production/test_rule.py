@@ -8,13 +8,17 @@ import math
 import numpy as np
 
 from iotune.production.rule import (
+    CONFIDENCE,
     DRIFT_EVERY,
     EXPLORE_SHARE,
+    RACE_CONFIDENCE,
+    RACE_RUNS,
     RISK,
     TOP_TRIALS,
     Run,
     assess,
     choose,
+    race_confirms,
 )
 
 
@@ -111,3 +115,51 @@ def test_killed_and_failed_jobs_count_as_jobs_not_as_times() -> None:
     state = assess(runs, "default", ["x"])
     assert state.jobs == 3
     assert state.estimates["default"].runs == 2
+
+
+def _jobs(config: str, role: str, seconds: list[float]) -> list[Run]:
+    return [Run(config, role, s) for s in seconds]
+
+
+def test_the_race_s_rank_test_settles_a_consistent_gain_the_t_model_does_not_confirm() -> None:
+    # A 6% gain: each of the candidate's runs is faster than the default's run of the same
+    # rank, but the spread of log times (0.08) keeps the t model's probability below 99%.
+    default, fast = [0.728, 0.783, 0.854], [0.701, 0.739, 0.825]
+    runs = _jobs("default", "baseline", default * 6) + _jobs("fast", "challenger", fast * 6)
+    state = assess(runs, "default", ["fast"])
+    assert (state.estimates["fast"].p_faster or 0.0) < CONFIDENCE
+    assert race_confirms([math.log(s) for s in fast * 6], [math.log(s) for s in default * 6])
+    assert state.settled == "fast"
+    assert state.confidence == RACE_CONFIDENCE
+    assert choose(runs, "default", ["fast"]).config == "fast"
+
+
+def test_the_race_s_rule_waits_for_its_runs_and_needs_a_faster_median() -> None:
+    default, fast = [0.728, 0.783, 0.854], [0.701, 0.739, 0.825]
+    short = RACE_RUNS // 3
+    runs = (_jobs("default", "baseline", default * short)
+            + _jobs("fast", "challenger", fast * short))
+    assert assess(runs, "default", ["fast"]).settled is None
+    logs = [math.log(s) for s in default * 6]
+    assert not race_confirms(logs, logs)
+    # Most pairs favour the candidate, but its median run is the default's: no gain for a
+    # typical job.
+    assert not race_confirms([math.log(s) for s in [0.7, 0.783, 0.784] * 6],
+                             [math.log(s) for s in [0.782, 0.783, 0.9] * 6])
+
+
+def test_a_held_back_candidate_plausibly_faster_than_the_leader_keeps_it_from_settling() -> None:
+    baseline = _jobs("default", "baseline", [0.856, 0.966, 0.994])
+    leader = _jobs("lead", "challenger", [0.751, 0.775, 0.809] * 3)
+    more = _jobs("default", "default", [0.856, 0.966, 0.994])
+    # One run 10% faster than the default: out by the risk bound under this noise, but it
+    # may yet be well faster than the leader.
+    runs = [*baseline, Run("rival", "challenger", 0.87), *leader, *more]
+    state = assess(runs, "default", ["rival", "lead"])
+    assert state.held_back == ["rival"]
+    assert (state.estimates["lead"].p_faster or 0.0) >= CONFIDENCE
+    assert state.settled is None
+    assert "rival" in state.needed
+    # A rival whose one run was far slower is no reason to wait.
+    runs = [*baseline, Run("rival", "challenger", 1.6), *leader, *more]
+    assert assess(runs, "default", ["rival", "lead"]).settled == "lead"
