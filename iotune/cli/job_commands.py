@@ -202,8 +202,8 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
         how = "" if state.confidence == CONFIDENCE else " (rank test)"
         click.echo(f"settled: {rec} beats the default with probability >= "
                    f"{state.confidence:.0%}{how}, {1 / gain[1]:.2f}x so far ({state.jobs} "
-                   "production jobs); exploration stopped, every {DRIFT_EVERY}th job re-runs the "
-                   "default as a drift check")
+                   f"production jobs); exploration stopped, every {DRIFT_EVERY}th job re-runs "
+                   "the default as a drift check")
     click.echo(f"regret paid: {regret:.4g} s of I/O in exploring jobs against "
                "the default")
 
