@@ -15,7 +15,6 @@ not in the repository is replaced by a small landscape generated here.
 from __future__ import annotations
 
 import ast
-import math
 import os
 import re
 import shlex
@@ -24,9 +23,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
+
+from tests.benchmarks.synthetic import write_landscape
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -117,29 +116,6 @@ def constants(script: str) -> dict[str, object]:
 
 
 COMMANDS = documented_commands()
-
-
-def write_landscape(folder: Path) -> Path:
-    """A small landscape CSV in ``folder``: 12 configurations at 2 and 4 ranks (3 and 6
-    repeats) and the default at each scale, as the real landscapes' files are laid out."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(7)
-    rows = []
-    for cores, repeats in {2: 3, 4: 6}.items():
-        times = []
-        for count in (1, 2, 4, 8):
-            for i, mode in enumerate(("enable", "disable", "automatic")):
-                true = 8.0 / cores / (1 + math.log2(count)) * (1.0, 0.8, 1.3)[i]
-                for _ in range(repeats):
-                    t = true * math.exp(rng.normal(0, 0.15))
-                    times.append(t)
-                    rows.append({"cores": cores, "stripe_count": count,
-                                 "romio_cb_write": mode, "write_time": t})
-        rows.append({"cores": cores, "stripe_count": None, "romio_cb_write": None,
-                     "write_time": float(np.median(times))})
-    path = folder / "synth.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
 
 
 def _outside(value: str) -> bool:

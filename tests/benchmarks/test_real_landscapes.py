@@ -13,36 +13,14 @@ import pytest
 from iotune.store import Store
 from iotune.store.index import StoreIndex
 from tests.benchmarks.bench_modules import load_benchmark
+from tests.benchmarks.synthetic import write_landscape
 
 lib = load_benchmark("landscapes_lib")
 bench = load_benchmark("real_landscapes")
 
-#: 12 configurations at 2 and 4 ranks; the fastest at 4 ranks is stripe_count 8 with
-#: romio_cb_write disable. 3 repeats at 2 ranks, 6 at 4 (so noise variants are made).
-COUNTS = (1, 2, 4, 8)
-MODES = ("enable", "disable", "automatic")
-REPEATS = {2: 3, 4: 6}
-
-
 @pytest.fixture
 def landscape_csv(tmp_path: Path) -> Path:
-    rng = np.random.default_rng(7)
-    rows = []
-    for cores, repeats in REPEATS.items():
-        times = []
-        for count in COUNTS:
-            for i, mode in enumerate(MODES):
-                true = 8.0 / cores / (1 + math.log2(count)) * (1.0, 0.8, 1.3)[i]
-                for _ in range(repeats):
-                    t = true * math.exp(rng.normal(0, 0.15))
-                    times.append(t)
-                    rows.append({"cores": cores, "stripe_count": count,
-                                 "romio_cb_write": mode, "write_time": t})
-        rows.append({"cores": cores, "stripe_count": None, "romio_cb_write": None,
-                     "write_time": float(np.median(times))})
-    path = tmp_path / "synth.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
+    return write_landscape(tmp_path)
 
 
 def test_budget_rule_names_the_readme_budgets_and_derives_the_others():

@@ -16,6 +16,7 @@ from iotune.cli.main import cli
 from iotune.config import build_config
 from iotune.store import Store
 from iotune.tune import tune
+from tests.tune.replay_config import replay_config
 
 
 def _two_configurations(path: Path, gain: float = 2.0, sigma: float = 0.1,
@@ -29,14 +30,6 @@ def _two_configurations(path: Path, gain: float = 2.0, sigma: float = 0.1,
                  for x in rng.normal(0, sigma, repeats)]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
-
-
-def _config(tmp_path: Path, data: Path) -> Path:
-    config = tmp_path / "iotune.yaml"
-    config.write_text(yaml.safe_dump({"kernel": {"name": "vpic"}, "store": "s.jsonl",
-                                      "backend": {"name": "replay",
-                                                  "replay_data": str(data)}}))
-    return config
 
 
 def test_a_space_smaller_than_the_budget_never_ends_undecided_with_budget_left(tmp_path):
@@ -59,7 +52,7 @@ def test_a_space_smaller_than_the_budget_never_ends_undecided_with_budget_left(t
 def test_an_undecided_tune_prints_the_command_that_continues_and_that_one_decides(
         tmp_path, monkeypatch):
     data = _two_configurations(tmp_path / "two.csv")
-    config = _config(tmp_path, data)
+    config = replay_config(tmp_path, data)
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     first = runner.invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--budget", "4",

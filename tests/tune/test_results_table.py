@@ -23,6 +23,7 @@ from iotune.strategies.base import Evaluation
 from iotune.strategies.racing import MIN_GAIN, Noise, ranked, shrunken_estimates
 from iotune.tune import tune
 from iotune.tune.table import prediction_errors, table_rows
+from tests.tune.replay_config import replay_config
 
 
 def _landscape(path: Path, gains: dict[int, float], sigma: float = 0.08,
@@ -37,14 +38,6 @@ def _landscape(path: Path, gains: dict[int, float], sigma: float = 0.08,
                  for x in rng.normal(0, sigma, repeats)]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
-
-
-def _config(tmp_path: Path, data: Path) -> Path:
-    config = tmp_path / "iotune.yaml"
-    config.write_text(yaml.safe_dump({"kernel": {"name": "vpic"}, "store": "s.jsonl",
-                                      "backend": {"name": "replay",
-                                                  "replay_data": str(data)}}))
-    return config
 
 
 def test_shrunken_estimates_hold_their_centre_and_rank_as_the_race():
@@ -67,7 +60,7 @@ def test_shrunken_estimates_hold_their_centre_and_rank_as_the_race():
 
 def test_rows_are_one_estimate_each_best_first(tmp_path):
     data = _landscape(tmp_path / "land.csv", {1: 0.8, 2: 1.4, 4: 2.0, 8: 1.7})
-    config = _config(tmp_path, data)
+    config = replay_config(tmp_path, data)
     out = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--strategy",
                                    "exhaustive", "--budget", "16", "--format", "json",
                                    "--no-color"])
@@ -120,7 +113,7 @@ def test_a_tune_that_kept_the_default_is_reported_as_such_with_the_best_found(tm
     # One configuration 5% faster: below the gain a change must promise, so the default
     # is kept; the report says so and shows the best found as the best found.
     data = _landscape(tmp_path / "land.csv", {2: 1.05, 4: 0.7}, sigma=0.03, repeats=8)
-    config = _config(tmp_path, data)
+    config = replay_config(tmp_path, data)
     runner = CliRunner()
     tuned = runner.invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--strategy",
                                 "exhaustive", "--budget", "16", "-o", str(tmp_path / "t.yaml"),
