@@ -243,6 +243,9 @@ def results_command(config_path: Path | None, store_path: Path | None, kernel: s
         columns += hints + statuses
     rows = [{str(k): v for k, v in row.items()} for row in frame[columns].to_dict("records")]
     rows = _named_metrics(rows, frame)
+    if fmt == "table":  # a person: sizes as they are written in a config, unset as '-'
+        for row in rows:
+            row.update({name: _setting_text(name, row.get(name)) for name in settings})
     if fmt == "table" and (hints or statuses):  # a person: what did not take effect
         for row, full in zip(rows, frame[settings + hints + statuses].to_dict("records"),
                              strict=True):
@@ -289,6 +292,17 @@ def _production_results(path: Path, kernel: str | None, keep: Any, include_faile
 
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
+
+
+def _setting_text(name: str, value: Any) -> str:
+    """A setting's cell in the results table: ``-`` when the run left it unset (the
+    library's default), a byte size in binary units (``4MiB``, not ``4.194e+06``: a
+    column of sizes with gaps comes back from the store as floats)."""
+    if _missing(value):
+        return "-"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return describe_value(name, value)
 
 
 def _row_filter(cores: int | None, source_text: str | None) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -97,3 +98,23 @@ def test_run_on_replay_prints_its_record(tmp_path, monkeypatch):
     # labelled as replayed; no phase times, settings read back or verdicts it did not have
     assert "backend          replay (replayed)" in result.output
     assert "?" not in result.output and "hints_in_effect" not in result.output
+
+
+def test_results_table_shows_sizes_as_written_and_unset_settings_as_a_dash(tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "landscape.csv"
+    pd.DataFrame([{"cores": 4, "write_time": 1.5},
+                  {"cores": 4, "cb_buffer_size": 4194304, "write_time": 1.2}]).to_csv(
+        data, index=False)
+    store = str(tmp_path / "s.jsonl")
+    for extra in ([], ["--set", "cb_buffer_size=4MiB"]):
+        ran = CliRunner().invoke(cli, ["run", "--backend", "replay", "--replay-data", str(data),
+                                       "--cores", "4", "--store", store, *extra])
+        assert ran.exit_code == 0, ran.output
+    table = CliRunner().invoke(cli, ["results", "--store", store])
+    assert table.exit_code == 0, table.output
+    header, _, default, tuned = table.stdout.splitlines()
+    column = header.split().index("cb_buffer_size")
+    assert default.split()[column] == "-" and tuned.split()[column] == "4MiB"
+    assert "e+06" not in table.stdout and not re.search(r"\bnan\b", table.stdout)
