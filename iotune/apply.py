@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import ConfigError
+from iotune.execution.launchers import detect_mpi_flavour
 from iotune.printable import Literal, Name, Plain, ShellWord, Word, Words, one_line, printed
 from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
 from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints
@@ -203,13 +204,14 @@ def preload_lines(settings: Mapping[str, Any], settings_file: str,
          printed('LD_PRELOAD={path}"${{LD_PRELOAD:+ $LD_PRELOAD}}"', path=path)])
 
 
-def preload_library(required: bool) -> Path | None:
-    """The preload library's absolute path, built now if needed. When it cannot be built:
-    ConfigError if ``required`` (``--format preload``), else None."""
+def preload_library(required: bool, flavour: str | None = None) -> Path | None:
+    """The preload library's absolute path for the MPI ``flavour`` the program runs under,
+    built now if needed. When it cannot be built: ConfigError if ``required`` (``--format
+    preload``), else None."""
     from iotune.preload import build_library
 
     try:
-        return build_library().resolve()
+        return build_library(flavour=flavour).resolve()
     except ConfigError:
         if required:
             raise
@@ -315,7 +317,9 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
                            and not SETTINGS[k].hint})
 
     def preload() -> Section:
-        path = library if library is not None else preload_library(fmt == "preload")
+        # built against the MPI that mpiexec starts: the library's MPI handles are its
+        path = library if library is not None else preload_library(
+            fmt == "preload", flavour or detect_mpi_flavour())
         return preload_lines(settings, settings_file, path, files)
 
     def every_file(name: str, make: Callable[[], Section]) -> Callable[[], Section]:
@@ -344,12 +348,14 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
     }
     header = [header_line(tuned)]
     if fmt == "auto":
-        from iotune.execution.launchers import detect_mpi_flavour
-
-        chosen, why = auto_formats(tuned, flavour or detect_mpi_flavour())
+        flavour = flavour or detect_mpi_flavour()
+        chosen, why = auto_formats(tuned, flavour)
         header.append(why)
     else:
         chosen = [name for name in sections if name != "ompio"] if fmt == "all" else [fmt]
+        if fmt in ("romio", "preload") and mpiio_hints(settings) and \
+                (flavour or detect_mpi_flavour()) == "openmpi":
+            chosen.append("ompio")  # the hints reach Open MPI's ROMIO layer alone
     if files and "preload" not in chosen:
         header.append("# per-file settings (files:) are applied by the preload library "
                       "alone: --format preload")

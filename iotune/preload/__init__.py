@@ -70,15 +70,26 @@ def source_path() -> Path:
     return Path(__file__).resolve().parent / "iotune_preload.c"
 
 
-def compiler() -> str:
-    """The compiler to build with: ``$IOTUNE_PRELOAD_CC`` when set, else ``h5pcc``."""
-    return os.environ.get(COMPILER_ENV) or COMPILER
+#: The parallel HDF5 compiler wrapper of an MPI that Debian installs beside the default
+#: one: the library must be built against the MPI the program runs under (built against
+#: MPICH, it crashes an Open MPI program at its first MPI_Info call: the handles differ).
+FLAVOUR_COMPILERS = {"openmpi": "h5pcc.openmpi"}
 
 
-def _source_hash() -> str:
+def compiler(flavour: str | None = None) -> str:
+    """The compiler to build with: ``$IOTUNE_PRELOAD_CC`` when set; else the wrapper of the
+    MPI ``flavour`` (``mpiexec --version``'s, see
+    :func:`iotune.execution.launchers.detect_mpi_flavour`) when it has its own and it is
+    installed; else ``h5pcc``."""
+    wrapper = FLAVOUR_COMPILERS.get(flavour or "")
+    return (os.environ.get(COMPILER_ENV)
+            or (wrapper if wrapper and shutil.which(wrapper) else None) or COMPILER)
+
+
+def _source_hash(flavour: str | None = None) -> str:
     """First 16 hex digits of the SHA-256 of the source, the compiler and the build flags."""
     digest = hashlib.sha256(source_path().read_bytes())
-    digest.update(" ".join((compiler(), *FLAGS, *LIBS)).encode())
+    digest.update(" ".join((compiler(flavour), *FLAGS, *LIBS)).encode())
     return digest.hexdigest()[:16]
 
 
@@ -88,7 +99,7 @@ def _cache_dir() -> Path:
     return base / "iotune"
 
 
-def library_path() -> Path:
+def library_path(flavour: str | None = None) -> Path:
     """Where the built library lives (it need not exist yet).
 
     ``$IOTUNE_PRELOAD_LIB`` when set; otherwise
@@ -99,12 +110,12 @@ def library_path() -> Path:
     explicit = os.environ.get(LIBRARY_ENV)
     if explicit:
         return Path(explicit).expanduser()
-    return _cache_dir() / f"libiotune_preload-{_source_hash()}.so"
+    return _cache_dir() / f"libiotune_preload-{_source_hash(flavour)}.so"
 
 
-def build_command(output: Path) -> list[str]:
+def build_command(output: Path, flavour: str | None = None) -> list[str]:
     """The compiler command line that builds the library into ``output``."""
-    return [compiler(), *FLAGS, "-o", str(output), str(source_path()), *LIBS]
+    return [compiler(flavour), *FLAGS, "-o", str(output), str(source_path()), *LIBS]
 
 
 def _is_stale(path: Path) -> bool:
@@ -117,7 +128,7 @@ def _is_stale(path: Path) -> bool:
     return False
 
 
-def build_library(force: bool = False) -> Path:
+def build_library(force: bool = False, flavour: str | None = None) -> Path:
     """Compile the library into :func:`library_path` unless it is there and current.
 
     Returns the path. With ``force`` it is rebuilt regardless. The library is compiled in
@@ -128,12 +139,13 @@ def build_library(force: bool = False) -> Path:
     Raises :class:`ConfigError` naming the compiler when ``h5pcc`` is not on ``PATH``, and
     with the last line of its stderr when compiling fails.
     """
-    target = library_path()
+    target = library_path(flavour)
     if not force and not _is_stale(target):
         return target
-    if shutil.which(compiler()) is None:
+    cc = compiler(flavour)
+    if shutil.which(cc) is None:
         raise ConfigError(
-            f"preload library: compiler {compiler()!r} not found on PATH "
+            f"preload library: compiler {cc!r} not found on PATH "
             "(it comes with parallel HDF5, e.g. Debian's libhdf5-mpich-dev; "
             "scripts/setup.sh installs it)"
         )
@@ -146,14 +158,14 @@ def build_library(force: bool = False) -> Path:
     with tempfile.TemporaryDirectory(prefix=".build-", dir=target.parent) as tmp_dir:
         tmp = Path(tmp_dir) / target.name
         try:
-            done = subprocess.run(build_command(tmp), capture_output=True, text=True,
+            done = subprocess.run(build_command(tmp, flavour), capture_output=True, text=True,
                                   cwd=tmp_dir, timeout=BUILD_TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ConfigError(f"preload library: {compiler()} could not run: {exc}") from exc
+            raise ConfigError(f"preload library: {cc} could not run: {exc}") from exc
         if done.returncode != 0 or not tmp.is_file():
             lines = [line for line in done.stderr.splitlines() if line.strip()]
             last = lines[-1].strip() if lines else f"exit status {done.returncode}"
-            raise ConfigError(f"preload library: {compiler()} failed to compile "
+            raise ConfigError(f"preload library: {cc} failed to compile "
                               f"{source_path().name}: {last}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)
