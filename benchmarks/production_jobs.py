@@ -52,7 +52,7 @@ SUMMARY = (r"summary: correct \d+/\d+; slower jobs [0-9.]+%; settled after [0-9.
 from iotune.backends.replay import Recorded, replay_index  # noqa: E402
 from iotune.production.rule import SLOWER, Run, assess, choose  # noqa: E402
 
-#: A recommendation is correct within this factor of the best true time (the benchmark's definition).
+#: A recommendation is correct within this factor of the best true time.
 WITHIN = 1.05
 
 

@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 
 from iotune.strategies.rank_test import log_shift
 
-#: A configuration is "slower" when its time exceeds the default's by this factor (the risk bound's 10%).
+#: A configuration is "slower" when its time exceeds the default's by this factor.
 SLOWER = 1.10
-#: The largest probability of being SLOWER a job may run a known configuration at (the risk bound's 5%).
+#: The largest probability of being SLOWER a job may run a known configuration at.
 RISK = 0.05
 #: Default runs before any trial: two give a spread, a third keeps one slow run of six from
 #: being the whole yardstick.
