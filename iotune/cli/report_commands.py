@@ -8,6 +8,7 @@ import click
 
 from iotune.cli.common import config_option, force_option, in_use
 from iotune.config import Config, default_config_path, load_config
+from iotune.errors import ConfigError
 from iotune.execution.outputs import check_output_dir
 from iotune.ui.output import progress
 
@@ -18,23 +19,16 @@ def _config(config_path: Path | None) -> Config | None:
     return load_config(path) if path is not None else None
 
 
-def _refuse_a_production_journal(store: Path) -> None:
-    """DataError naming the campaigns when ``store`` is a production journal: its jobs are
-    production runs of an application, which the report's figures (of dedicated tune and
-    probe runs) must not show as measurements of a kernel."""
-    from iotune.errors import DataError
-    from iotune.production.jobs import is_journal, job_rows
+def _check_a_production_journal(store: Path, kernel: str | None) -> None:
+    """ConfigError for ``--kernel`` on a production journal: its jobs ran a campaign's
+    application, not a kernel (the report shows its campaigns, labelled as production)."""
+    from iotune.production.jobs import is_journal
     from iotune.store import Store
 
-    if not is_journal(Store(store)):
-        return
-    rows = job_rows(Store(store))
-    tags = list(dict.fromkeys(str(r["campaign"]) for r in rows))
-    raise DataError(f"--store {store}: a production journal ({len(rows)} production jobs of "
-                    f"campaign {', '.join(tags)}), not dedicated runs; 'iotune job status "
-                    f"--store {store} --tag {tags[0]}' shows a campaign and 'iotune results "
-                    f"--store {store}' its jobs; 'iotune report --tuned' shows a settled "
-                    "campaign's tuned file (--tuned of iotune job status)")
+    if kernel and is_journal(Store(store)):
+        raise ConfigError(f"--kernel: {store} is a production journal: its jobs ran a "
+                          "campaign's application, not a kernel; the report shows every "
+                          "campaign")
 
 
 @click.command("report")
@@ -122,7 +116,7 @@ def report_command(config_path: Path | None, store_path: Path | None, tuned_path
             not store.exists():
         store = None
     if store is not None:
-        _refuse_a_production_journal(store)
+        _check_a_production_journal(store, kernel)
     inputs = {"the tuned file": tuned_path, "the trace": trace_path,
               "the characterisation": characterization_path, "the proxy file": proxy_path,
               **{f"the Darshan log {log}": log for log in darshan_paths}}

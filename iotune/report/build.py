@@ -22,6 +22,7 @@ from typing import Any
 
 from iotune.config import Config
 from iotune.errors import ConfigError
+from iotune.production.jobs import is_journal
 from iotune.report import figures as figs
 from iotune.report import tables as tabs
 from iotune.report.data import (
@@ -39,6 +40,7 @@ from iotune.report.modelfit import ModelView, fit_view, parameter_effects, predi
 from iotune.report.papers import PaperInputs, phases_part, similarity_part, states_part
 from iotune.report.parts import Part, ReportFigure, Section, write_figure, write_table
 from iotune.report.tables import Table
+from iotune.store import Store
 from iotune.strategies.racing import CONFIDENCE
 from iotune.tuned import read_tuned_file
 
@@ -126,6 +128,8 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
         raise ConfigError("--store: no store, and neither --trace nor --darshan: nothing to "
                           "report on")
     say = progress or (lambda _message: None)
+    if store_path is not None and is_journal(Store(store_path)):
+        return _production_report(Store(store_path), Path(outdir), fmt, tuned, say)
     large_blocks_mapped()
     store = display_path(store_path) if store_path is not None else None
     records = read_records(store_path) if store_path is not None else None
@@ -142,11 +146,7 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
                                   first_backend=(tuned or {}).get("backend"),
                                   first_source=_tuned_source(tuned))
         return_free_memory()  # what reading the cache left behind
-    out = Path(outdir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"-o {out}: cannot create the directory: {exc.strerror}") from None
+    out = _make_directory(Path(outdir))
     report = Report(out, fmt, chosen, store, tuned, [])
     if probe_count or inputs.probe_backend is not None:
         # Drawn before the datasets (it is shown after them): the probe rounds are whole
@@ -170,12 +170,38 @@ def build_report(store_path: str | os.PathLike[str] | None, outdir: str | os.Pat
     if inputs.darshan_logs:
         say(f"{len(inputs.darshan_logs)} Darshan log(s): signatures and their similarity")
         report.papers.append(similarity_part(inputs, out, fmt))
+    return _write_page(report)
+
+
+def _make_directory(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"-o {out}: cannot create the directory: {exc.strerror}") from None
+    return out
+
+
+def _write_page(report: Report) -> Report:
+    """Write ``index.html`` and ``manifest.json`` of ``report``; returns it."""
     from iotune.report.html import render_html
 
     report.html_path.write_text(render_html(report), encoding="utf-8")
-    (out / "manifest.json").write_text(json.dumps(manifest(report), indent=2) + "\n",
-                                       encoding="utf-8")
+    (report.outdir / "manifest.json").write_text(
+        json.dumps(manifest(report), indent=2) + "\n", encoding="utf-8")
     return report
+
+
+def _production_report(store: Store, outdir: Path, fmt: str,
+                       tuned: dict[str, Any] | None, say: ProgressFn) -> Report:
+    """The report of a production journal: its campaigns' jobs, labelled as production
+    jobs, and each configuration against the default (:mod:`iotune.report.production`)."""
+    from iotune.report.production import production_part
+
+    out = _make_directory(outdir)
+    say(f"{store.path} is a production journal: tables of its jobs and campaigns")
+    report = Report(out, fmt, None, display_path(store.path), tuned, [])
+    report.papers.append(production_part(store, out))
+    return _write_page(report)
 
 
 def display_path(path: str | os.PathLike[str]) -> str:

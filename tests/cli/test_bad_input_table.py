@@ -394,9 +394,8 @@ CASES = [
          says=("'--format'", "'h5py' is not one of")),
     case("results", "--store", "prod.jsonl", "--kernel", "vpic",
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
-    case("report", "--store", "prod.jsonl", "-o", "rep",
-         says=("--store prod.jsonl", "a production journal (1 production jobs of campaign "
-               "x)"), prod_jsonl=PRODUCTION_JOB),
+    case("report", "--store", "prod.jsonl", "-o", "rep", "--kernel", "vpic",
+         says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
 ]
 
 

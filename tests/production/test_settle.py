@@ -110,8 +110,16 @@ def test_results_label_production_jobs_and_report_refuses_them(tmp_path: Path):
     assert table.stdout.splitlines()[0].split()[:6] == ["recorded_at", "campaign", "job_id",
                                                         "role", "config", "backend"]
     report = invoke("report", "--store", str(store.path), "-o", str(tmp_path / "rep"))
-    assert report.exit_code != 0
-    assert "a production journal (5 production jobs of campaign app)" in report.output
+    assert report.exit_code == 0, report.output
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "MEASURED in production: 5 job(s) of the application itself (app)" in page
+    assert "Production jobs of campaign app" in page and "challenger" in page
+    status_rows = (tmp_path / "rep" / "production-status-app.csv").read_text().splitlines()
+    assert status_rows[0].startswith("config,runs,running,mean_s,time_vs_default")
+    assert any(row.startswith("default,3,") for row in status_rows[1:])
+    manifest = json.loads((tmp_path / "rep" / "manifest.json").read_text())
+    assert manifest["papers"] == [{"part": "production", "title": "Production jobs",
+                                   "provenance": "measured"}]
 
 
 def test_the_lines_job_start_prints_give_the_settings_to_the_launch_alone(tmp_path: Path):
