@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,20 +21,15 @@ from click.testing import CliRunner
 from iotune.cli.main import cli
 from iotune.preload import COMPILER_ENV, LIBRARY_ENV
 from iotune.store import Store
+from tests.open_mpi import ROOT_OK, needs_open_mpi
 
-OPEN_MPI = all(shutil.which(tool) for tool in ("mpicc.openmpi", "h5pcc.openmpi",
-                                                "mpiexec.openmpi"))
-pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
-    not OPEN_MPI,
-    reason="Open MPI is not installed beside MPICH (scripts/setup.sh --test installs it)")]
+pytestmark = [pytest.mark.mpi, needs_open_mpi]
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "tests" / "apply" / "programs" / "show_hints.c"
 #: The venv whose mpi4py and h5py are built against Open MPI (scripts/setup.sh --test).
 OPENMPI_PYTHON = Path(os.environ.get("IOTUNE_OPENMPI_VENV", REPO / ".venv-openmpi")) / \
     "bin" / "python"
-ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 HINTS = ("romio_cb_write", "cb_nodes")
 
 

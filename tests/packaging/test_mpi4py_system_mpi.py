@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.open_mpi import ROOT_OK
+
 REPO = Path(__file__).resolve().parents[2]
 OPENMPI_PYTHON = Path(os.environ.get("IOTUNE_OPENMPI_VENV", REPO / ".venv-openmpi")) / \
     "bin" / "python"
-ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 PROGRAM = r"""
 #include <mpi.h>
 #include <stdio.h>

@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 
-OPEN_MPI = all(shutil.which(tool) for tool in ("mpicc.openmpi", "h5pcc.openmpi",
-                                                "mpiexec.openmpi"))
-pytestmark = [pytest.mark.mpi, pytest.mark.skipif(
-    not OPEN_MPI,
-    reason="Open MPI is not installed beside MPICH (scripts/setup.sh --test installs it)")]
+from tests.open_mpi import ROOT_OK, needs_open_mpi
+
+pytestmark = [pytest.mark.mpi, needs_open_mpi]
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "tests" / "apply" / "programs" / "show_hints.c"
-ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 #: The job script of docs/production.md, with the program's hints and the launch's
 #: Open MPI I/O layer printed.
 JOB = """set -euo pipefail
