@@ -16,7 +16,14 @@ from typing import Any
 
 from iotune.report.data import ConfigResult, ScaleTune
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import Choice, Estimate, Speedup, race, shrunken_estimates
+from iotune.strategies.racing import (
+    Choice,
+    Estimate,
+    Speedup,
+    pooled_noise,
+    race,
+    shrunken_estimates,
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +67,6 @@ def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDeci
 
 def _ranked(evaluations: list[Evaluation], by_key: Mapping[str, ConfigResult],
             choice: Choice | None) -> list[tuple[ConfigResult, Estimate]]:
-    from iotune.strategies.racing import pooled_noise
-
     noise = choice.noise if choice is not None else pooled_noise(evaluations)
     found = shrunken_estimates(evaluations, noise)
     pairs = [(by_key[e.key], f, e.order) for e, f in zip(evaluations, found, strict=True)
