@@ -111,6 +111,37 @@ def configuration(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The fields of a tuned file that describe a measured configuration other than the
+#: recommended one, best first: what a production campaign may still try.
+MEASURED_ALTERNATIVES = ("best_found", "runner_up")
+
+
+def trial_configurations(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The configurations a production campaign may try from a checked tuned document,
+    best first, none the default: the recommended one (its :func:`configuration`) when it
+    changes anything, then the settings of ``best_found`` and ``runner_up`` (checked as
+    ``settings`` are, under their key paths), each once. A tune that kept the default
+    because it could not confirm its best found so hands that configuration over: the
+    production jobs are where such a gain gets confirmed."""
+    out: list[dict[str, Any]] = []
+    recommended = configuration(doc)
+    if recommended:
+        out.append(recommended)
+    for key in MEASURED_ALTERNATIVES:
+        described = doc.get(key)
+        if not isinstance(described, Mapping) or not described.get("settings"):
+            continue
+        settings = described["settings"]
+        if not isinstance(settings, Mapping) or not all(isinstance(n, str) for n in settings):
+            raise ConfigError(f"{key}.settings: {settings!r} is not a mapping of setting: value")
+        for name in settings:
+            one_line(name, f"{key}.settings")
+        canonical = normalise_settings(settings, f"{key}.settings")
+        if canonical and canonical not in out:
+            out.append(canonical)
+    return out
+
+
 def split_configuration(config: Mapping[str, Any]) -> tuple[dict[str, Any],
                                                            dict[str, dict[str, Any]]]:
     """The ``settings`` and ``files`` of a :func:`configuration`."""

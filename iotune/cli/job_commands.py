@@ -29,7 +29,7 @@ from iotune.production.jobs import (
 from iotune.production.rule import CONFIDENCE, DRIFT_EVERY
 from iotune.production.settle import write_settled
 from iotune.store import Store
-from iotune.tuned import configuration, read_tuned_file, split_configuration
+from iotune.tuned import read_tuned_file, split_configuration, trial_configurations
 
 _store = click.option("--store", "store_path", type=click.Path(path_type=Path),
                       default=Path("iotune-production.jsonl"), show_default=True,
@@ -70,8 +70,9 @@ def job_group() -> None:
 @_tag
 @_job
 @click.option("--candidate", "candidates", multiple=True, type=click.Path(path_type=Path),
-              help="A tuned file (iotune tune -o) whose settings may be tried; give the "
-                   "best-ranked first. Repeatable.")
+              help="A tuned file (iotune tune -o): its recommended settings, then its "
+                   "best found and runner-up (what a tune that kept the default could "
+                   "not confirm), may be tried. Give the best-ranked first. Repeatable.")
 @click.option("--format", "fmt", type=click.Choice([f for f in FORMATS if f != "h5py"]),
               default="preload", show_default=True, help="Lines to print (as iotune apply).")
 def start_command(store_path: Path, tag: str, job_id: str | None,
@@ -85,7 +86,13 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
     """
     ident = _job_id(job_id)
-    configs = [configuration(read_tuned_file(path)) for path in candidates]
+    configs: list[dict[str, Any]] = []
+    for path in candidates:
+        offered = [c for c in trial_configurations(read_tuned_file(path)) if c not in configs]
+        if not offered:
+            click.echo(f"iotune: --candidate {path}: no configuration to try (it recommends "
+                       "the default and names no best found)", err=True)
+        configs.extend(offered)
     choice, config = start_job(Store(store_path), tag, ident, configs)
     settings, files = split_configuration(config)
     click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "

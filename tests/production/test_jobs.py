@@ -200,3 +200,33 @@ def test_a_candidate_with_per_file_settings_alone_is_not_the_default(
     started = [r for r in _records(store) if r["event"] == "start"]
     assert started[3]["settings"] == {"files": {"*/ckpt_*": {"cb_buffer_size": 2097152}}}
     assert started[3]["config"] != DEFAULT
+
+
+def test_a_tune_that_kept_the_default_hands_its_best_found_and_runner_up_over(
+        tmp_path: Path) -> None:
+    # The tune found 1.8x but could not confirm it: the production jobs are where it gets
+    # confirmed, so its best found gets the first trial and its runner-up the second.
+    kept = tmp_path / "kept.yaml"
+    kept.write_text(
+        "recommendation: default\nsettings: {}\n"
+        "best_found: {settings: {cb_buffer_size: 4MiB}, seconds: 1.0}\n"
+        "best_found_speedup: {estimate: 1.8, interval: [0.9, 3.1]}\n"
+        "runner_up: {settings: {romio_cb_write: disable}, seconds: 1.2}\n")
+    nothing = tmp_path / "nothing.yaml"
+    nothing.write_text("recommendation: default\nsettings: {}\n")
+    store = tmp_path / "prod.jsonl"
+    trials = []
+    for i in range(5):
+        out = invoke("job", "start", "--store", str(store), "--tag", "app", "--job-id",
+                     f"j{i}", "--candidate", str(kept), "--candidate", str(nothing),
+                     "--format", "romio")
+        assert out.exit_code == 0, out.output
+        assert "nothing.yaml: no configuration to try" in out.stderr
+        trials.append(_records(store)[-1])
+        assert invoke("job", "finish", "--store", str(store), "--tag", "app", "--job-id",
+                      f"j{i}", "--seconds", "10").exit_code == 0
+    assert [t["role"] for t in trials] == ["baseline"] * 3 + ["challenger"] * 2
+    assert trials[3]["settings"] == {"cb_buffer_size": 4194304}
+    assert trials[4]["settings"] == {"romio_cb_write": "disable"}
+    assert trials[4]["candidates"] == [config_name({"cb_buffer_size": 4194304}),
+                                       config_name({"romio_cb_write": "disable"})]
