@@ -116,27 +116,33 @@ def configuration(doc: Mapping[str, Any]) -> dict[str, Any]:
 MEASURED_ALTERNATIVES = ("best_found", "runner_up")
 
 
+def measured_alternative(doc: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The canonical settings of ``doc[key]`` (one of :data:`MEASURED_ALTERNATIVES`),
+    checked as ``settings`` are under the key path ``<key>.settings``; empty when absent."""
+    described = doc.get(key)
+    if not isinstance(described, Mapping) or not described.get("settings"):
+        return {}
+    settings = described["settings"]
+    if not isinstance(settings, Mapping) or not all(isinstance(n, str) for n in settings):
+        raise ConfigError(f"{key}.settings: {settings!r} is not a mapping of setting: value")
+    for name in settings:
+        one_line(name, f"{key}.settings")
+    return normalise_settings(settings, f"{key}.settings")
+
+
 def trial_configurations(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The configurations a production campaign may try from a checked tuned document,
     best first, none the default: the recommended one (its :func:`configuration`) when it
-    changes anything, then the settings of ``best_found`` and ``runner_up`` (checked as
-    ``settings`` are, under their key paths), each once. A tune that kept the default
-    because it could not confirm its best found so hands that configuration over: the
-    production jobs are where such a gain gets confirmed."""
+    changes anything, then the settings of ``best_found`` and ``runner_up``
+    (:func:`measured_alternative`), each once. A tune that kept the default because it
+    could not confirm its best found so hands that configuration over: the production jobs
+    are where such a gain gets confirmed."""
     out: list[dict[str, Any]] = []
     recommended = configuration(doc)
     if recommended:
         out.append(recommended)
     for key in MEASURED_ALTERNATIVES:
-        described = doc.get(key)
-        if not isinstance(described, Mapping) or not described.get("settings"):
-            continue
-        settings = described["settings"]
-        if not isinstance(settings, Mapping) or not all(isinstance(n, str) for n in settings):
-            raise ConfigError(f"{key}.settings: {settings!r} is not a mapping of setting: value")
-        for name in settings:
-            one_line(name, f"{key}.settings")
-        canonical = normalise_settings(settings, f"{key}.settings")
+        canonical = measured_alternative(doc, key)
         if canonical and canonical not in out:
             out.append(canonical)
     return out

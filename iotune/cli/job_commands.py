@@ -25,11 +25,12 @@ from iotune.production.jobs import (
     regret_paid,
     start_job,
     status,
+    tuned_candidates,
 )
-from iotune.production.rule import CONFIDENCE, DRIFT_EVERY
+from iotune.production.rule import CONFIDENCE, DRIFT_EVERY, Prior
 from iotune.production.settle import write_settled
 from iotune.store import Store
-from iotune.tuned import read_tuned_file, split_configuration, trial_configurations
+from iotune.tuned import read_tuned_file, split_configuration
 
 _store = click.option("--store", "store_path", type=click.Path(path_type=Path),
                       default=Path("iotune-production.jsonl"), show_default=True,
@@ -87,13 +88,16 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     """
     ident = _job_id(job_id)
     configs: list[dict[str, Any]] = []
+    priors: list[Prior | None] = []
     for path in candidates:
-        offered = [c for c in trial_configurations(read_tuned_file(path)) if c not in configs]
+        offered = [(c, p) for c, p in tuned_candidates(read_tuned_file(path))
+                   if c not in configs]
         if not offered:
             click.echo(f"iotune: --candidate {path}: no configuration to try (it recommends "
                        "the default and names no best found)", err=True)
-        configs.extend(offered)
-    choice, config = start_job(Store(store_path), tag, ident, configs)
+        configs += [c for c, _ in offered]
+        priors += [p for _, p in offered]
+    choice, config = start_job(Store(store_path), tag, ident, configs, priors)
     settings, files = split_configuration(config)
     click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "
                f"{choice.reason})")

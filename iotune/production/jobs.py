@@ -25,16 +25,17 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from iotune.errors import ConfigError, DataError, StoreError
 from iotune.inputs import read_text
 from iotune.preload.report import file_io, has_opens
-from iotune.production.rule import Assessment, Choice, Run, assess, choose
+from iotune.production.rule import Assessment, Choice, Prior, Run, assess, choose
 from iotune.store import Store, now_iso
 from iotune.store.lock import host_name
+from iotune.tuned import measured_alternative, trial_configurations
 
 KIND = "production_job"
 #: Name of the configuration with no setting.
@@ -81,6 +82,8 @@ class Campaign:
     settings: dict[str, dict[str, Any]]  # configuration name -> settings
     finished: set[str]
     candidates: list[str]  # the ranked candidates the latest job was started with
+    #: The tune's estimates of candidates the latest job was started with (by name).
+    priors: dict[str, Prior] = field(default_factory=dict)
 
 
 def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campaign:
@@ -96,8 +99,10 @@ def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campai
             target.setdefault(str(record.get("job_id")), record)
     runs, settings = [], {}
     candidates: list[str] = []
+    priors: dict[str, Prior] = {}
     for job_id, start in starts.items():
         candidates = [str(c) for c in start.get("candidates") or []]
+        priors = _priors_of(start.get("priors"))
         config = str(start.get("config"))
         settings[config] = dict(start.get("settings") or {})
         end = ends.get(job_id)
@@ -109,7 +114,40 @@ def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campai
         ok = end.get("status") == "ok"
         runs.append(Run(config, str(start.get("role")),
                         float(end["io_seconds"]) if ok else None))
-    return Campaign(tag, runs, list(starts), settings, set(ends), candidates)
+    return Campaign(tag, runs, list(starts), settings, set(ends), candidates, priors)
+
+
+def _priors_of(recorded: Any) -> dict[str, Prior]:
+    """The ``priors`` of a start record (name -> ``{log_ratio, sd}``); entries that are
+    not two finite numbers with ``sd > 0`` (a hand-edited journal) are left out."""
+    out: dict[str, Prior] = {}
+    if not isinstance(recorded, Mapping):
+        return out
+    for name, value in recorded.items():
+        if not isinstance(value, Mapping):
+            continue
+        ratio, sd = value.get("log_ratio"), value.get("sd")
+        if (isinstance(ratio, int | float) and isinstance(sd, int | float)
+                and math.isfinite(ratio) and math.isfinite(sd) and sd > 0):
+            out[str(name)] = Prior(float(ratio), float(sd))
+    return out
+
+
+def tuned_candidates(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], Prior | None]]:
+    """The configurations a checked tuned document offers a campaign
+    (:func:`iotune.tuned.trial_configurations`), each with the tune's estimate of it as a
+    :class:`Prior`: the best found's ``best_found_speedup`` and its interval (None for the
+    others, and when the file gives no interval)."""
+    gain = doc.get("best_found_speedup")
+    prior = None
+    if isinstance(gain, Mapping):
+        estimate, interval = gain.get("estimate"), gain.get("interval")
+        if (isinstance(estimate, int | float) and isinstance(interval, Sequence)
+                and len(interval) == 2 and all(isinstance(v, int | float) for v in interval)):
+            prior = Prior.from_speedup(float(estimate), float(interval[0]), float(interval[1]))
+    best = measured_alternative(doc, "best_found")
+    return [(config, prior if config == best else None)
+            for config in trial_configurations(doc)]
 
 
 def candidate_names(candidates: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -118,27 +156,33 @@ def candidate_names(candidates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def start_job(store: Store, tag: str, job_id: str,
-              candidates: Sequence[Mapping[str, Any]]) -> tuple[Choice, dict[str, Any]]:
+              candidates: Sequence[Mapping[str, Any]],
+              priors: Sequence[Prior | None] | None = None) -> tuple[Choice, dict[str, Any]]:
     """Choose the configuration of job ``job_id`` of ``tag`` among the default and the
-    ``candidates`` (settings, ranked best first) and record the choice, all under the
-    store's lock. Returns the choice and the chosen settings. ConfigError when the job id
-    was already started in this campaign."""
+    ``candidates`` (settings, ranked best first; ``priors``: a tune's estimate of each, or
+    None) and record the choice, all under the store's lock. Returns the choice and the
+    chosen settings. ConfigError when the job id was already started in this campaign."""
     check_name(tag, "--tag")
     check_name(job_id, "--job-id")
     names = candidate_names(candidates)
     known = {DEFAULT: {}, **{n: dict(c) for n, c in zip(names, candidates, strict=True)}}
+    given = {n: p for n, p in zip(names, priors or [None] * len(names), strict=True)
+             if p is not None}
     with store.exclusive():
         campaign = read_campaign(store, tag)
         if job_id in campaign.job_ids:
             raise ConfigError(f"--job-id: {job_id} was already started in campaign {tag}; "
                               "each job starts once")
         known = {**campaign.settings, **known}
-        choice = choose(campaign.runs, DEFAULT, names)
+        choice = choose(campaign.runs, DEFAULT, names, given)
         settings = known[choice.config]
         store.append({"kind": KIND, "event": "start", "tag": tag, "job_id": job_id,
                       "config": choice.config, "settings": settings, "role": choice.role,
                       "reason": choice.reason, "provenance": "production", "host": host_name(),
-                      "candidates": names, "started_at": now_iso()})
+                      "candidates": names, "started_at": now_iso(),
+                      **({"priors": {n: {"log_ratio": round(p.log_ratio, 6),
+                                         "sd": round(p.sd, 6)} for n, p in given.items()}}
+                         if given else {})})
     return choice, settings
 
 
@@ -219,7 +263,7 @@ def status(store: Store, tag: str) -> tuple[Campaign, Assessment]:
         raise StoreError(f"--tag: no production job of campaign {tag} in {store.path}")
     names = list(campaign.candidates)
     names += [r.config for r in campaign.runs if r.config not in names and r.config != DEFAULT]
-    return campaign, assess(campaign.runs, DEFAULT, names)
+    return campaign, assess(campaign.runs, DEFAULT, names, campaign.priors)
 
 
 def regret_paid(campaign: Campaign, state: Assessment) -> float:

@@ -47,9 +47,10 @@ The rule, in order:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from iotune.strategies.racing import CONFIDENCE as TUNE_CONFIDENCE
 from iotune.strategies.rank_test import log_shift
 
 #: A configuration is "slower" when its time exceeds the default's by this factor.
@@ -96,6 +97,10 @@ RACE_RUNS = 10
 #: systems, worth PRIOR_DF runs, so a few runs of data overrule it.
 PRIOR_SIGMA = 0.25
 PRIOR_DF = 2
+
+#: The two-sided level of the speedup interval a tuned file states (``best_found_speedup``:
+#: the race's rank interval, :data:`iotune.strategies.racing.CONFIDENCE`).
+PRIOR_LEVEL = TUNE_CONFIDENCE
 
 ROLES = ("baseline", "challenger", "best", "default", "drift")
 
@@ -170,6 +175,33 @@ class Choice:
     reason: str
 
 
+@dataclass(frozen=True)
+class Prior:
+    """A tune's estimate of a candidate before any production job: its log time relative
+    to the default (``log(time_c / time_default)``) with a normal spread ``sd`` (log)."""
+
+    log_ratio: float
+    sd: float
+
+    @classmethod
+    def from_speedup(cls, estimate: float, low: float, high: float) -> Prior | None:
+        """The prior of a tune's speedup ``estimate`` with its :data:`PRIOR_LEVEL` interval
+        ``low``-``high`` (None when they do not make one: non-positive or out of order).
+        The spread is the interval's wider side: a rank interval of a few runs is lopsided,
+        and the narrow side would overstate what the tune knows."""
+        if not (0 < low <= estimate <= high) or not all(map(math.isfinite, (low, high))):
+            return None
+        z = _normal_ppf(0.5 + PRIOR_LEVEL / 2)
+        sd = max(math.log(estimate / low), math.log(high / estimate)) / z
+        return cls(-math.log(estimate), sd) if sd > 0 else None
+
+
+def _normal_ppf(q: float) -> float:
+    from scipy.special import ndtri
+
+    return float(ndtri(q))
+
+
 def _t_sf(x: float, df: float) -> float:
     from scipy.stats import t
 
@@ -211,11 +243,14 @@ def _noise(logs: dict[str, list[float]]) -> tuple[float, int]:
     return math.sqrt(squares / df), df
 
 
-def assess(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Assessment:
+def assess(runs: Sequence[Run], default: str, candidates: Sequence[str],
+           priors: Mapping[str, Prior] | None = None) -> Assessment:
     """What ``runs`` (every job so far, oldest first) say about the default and the
     ``candidates`` (ranked best first; the default among them is ignored). Finished runs
     with seconds are measurements; pending ones only count as jobs and block a second first
-    trial of their configuration."""
+    trial of their configuration. ``priors``: a tune's estimate of some candidates, which
+    the risk bound weighs with their runs (:func:`_p_slower_with`); settling rests on the
+    production runs alone."""
     ranked = [c for c in dict.fromkeys(candidates) if c != default]
     logs: dict[str, list[float]] = {c: [] for c in [default, *ranked]}
     pending: dict[str, int] = dict.fromkeys(logs, 0)
@@ -239,9 +274,11 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Asse
         se = sigma * math.sqrt(_spread(len(values)) / len(values)
                                + _spread(len(base)) / len(base))
         half = _t_ppf(0.95, df) * se
+        prior = (priors or {}).get(config)
         estimates[config] = Estimate(
             config, len(values), pending[config], mean,
-            p_slower=_t_sf((math.log(SLOWER) - diff) / se, df),
+            p_slower=(_t_sf((math.log(SLOWER) - diff) / se, df) if prior is None
+                      else _p_slower_with(prior, diff, se, df)),
             p_faster=_t_sf(diff / se, df),
             p_worth=_t_sf((diff + math.log(WORTH)) / se, df),
             ratio=(math.exp(diff - half), math.exp(diff), math.exp(diff + half)))
@@ -276,6 +313,17 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Asse
     return Assessment(default, estimates, admissible, held_back, settled, leader, needed,
                       jobs, explored, sigma, df, notes,
                       RACE_CONFIDENCE if by_ranks else CONFIDENCE)
+
+
+def _p_slower_with(prior: Prior, diff: float, se: float, df: int) -> float:
+    """Posterior probability of being more than :data:`SLOWER` slower than the default
+    when the tune's ``prior`` and the production runs (log difference ``diff`` from the
+    default with standard error ``se``) are weighed together, each as a normal by its
+    precision: a tune's 1.7x held with a 90% interval of 0.7-1.9x keeps one production run
+    that came out as slow as the default from settling the question alone."""
+    w_runs, w_prior = se ** -2, prior.sd ** -2
+    mean = (diff * w_runs + prior.log_ratio * w_prior) / (w_runs + w_prior)
+    return _t_sf((math.log(SLOWER) - mean) * math.sqrt(w_runs + w_prior), df)
 
 
 def _p_worth_over(logs: Sequence[float], leader: Sequence[float], sigma: float,
@@ -364,9 +412,11 @@ def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: li
                   f"plausible gain of {WORTH - 1:.0%}")
 
 
-def choose(runs: Sequence[Run], default: str, candidates: Sequence[str]) -> Choice:
-    """The configuration the next job runs (see the module's rule)."""
-    state = assess(runs, default, candidates)
+def choose(runs: Sequence[Run], default: str, candidates: Sequence[str],
+           priors: Mapping[str, Prior] | None = None) -> Choice:
+    """The configuration the next job runs (see the module's rule; ``priors`` as for
+    :func:`assess`)."""
+    state = assess(runs, default, candidates, priors)
     base = state.estimates[default]
     if base.runs + base.pending < BASELINE_RUNS:
         return Choice(default, "baseline", "the default's runs are the yardstick")

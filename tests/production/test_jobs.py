@@ -4,6 +4,7 @@ killed jobs, Slurm ids, and the one-line errors of bad input."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -203,7 +204,7 @@ def test_a_candidate_with_per_file_settings_alone_is_not_the_default(
 
 
 def test_a_tune_that_kept_the_default_hands_its_best_found_and_runner_up_over(
-        tmp_path: Path) -> None:
+        tmp_path: Path) -> None:  # and its estimate of the best found, as a prior
     # The tune found 1.8x but could not confirm it: the production jobs are where it gets
     # confirmed, so its best found gets the first trial and its runner-up the second.
     kept = tmp_path / "kept.yaml"
@@ -228,5 +229,11 @@ def test_a_tune_that_kept_the_default_hands_its_best_found_and_runner_up_over(
     assert [t["role"] for t in trials] == ["baseline"] * 3 + ["challenger"] * 2
     assert trials[3]["settings"] == {"cb_buffer_size": 4194304}
     assert trials[4]["settings"] == {"romio_cb_write": "disable"}
-    assert trials[4]["candidates"] == [config_name({"cb_buffer_size": 4194304}),
-                                       config_name({"romio_cb_write": "disable"})]
+    best, runner_up = config_name({"cb_buffer_size": 4194304}), config_name(
+        {"romio_cb_write": "disable"})
+    assert trials[4]["candidates"] == [best, runner_up]
+    assert set(trials[4]["priors"]) == {best}  # the runner-up has no estimate in the file
+    assert trials[4]["priors"][best]["log_ratio"] == pytest.approx(-math.log(1.8), abs=1e-6)
+    campaign = read_campaign(Store(store), "app")
+    assert set(campaign.priors) == {best}
+    assert campaign.priors[best].sd == pytest.approx(math.log(1.8 / 0.9) / 1.6448536, abs=1e-6)

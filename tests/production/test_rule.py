@@ -15,6 +15,7 @@ from iotune.production.rule import (
     RACE_RUNS,
     RISK,
     TOP_TRIALS,
+    Prior,
     Run,
     assess,
     choose,
@@ -163,3 +164,40 @@ def test_a_held_back_candidate_plausibly_faster_than_the_leader_keeps_it_from_se
     # A rival whose one run was far slower is no reason to wait.
     runs = [*baseline, Run("rival", "challenger", 1.6), *leader, *more]
     assert assess(runs, "default", ["rival", "lead"]).settled == "lead"
+
+
+def _first_run_as_slow_as_the_default() -> list[Run]:
+    base = [Run("default", "baseline", t) for t in (10.0, 10.4, 9.7, 14.0, 10.1)]
+    return [*base, Run("x", "challenger", 10.2)]
+
+
+def test_a_tunes_estimate_keeps_one_unlucky_run_from_settling_the_risk_alone() -> None:
+    runs = _first_run_as_slow_as_the_default()
+    alone = assess(runs, "default", ["x"])
+    assert alone.held_back == ["x"] and alone.estimates["x"].p_slower > 0.2
+    # The tune measured it 1.7x faster, 90% interval 1.3-2.2x: with that, one run at the
+    # default's time leaves it well inside the risk bound, and the next job may run it.
+    tuned = Prior.from_speedup(1.7, 1.3, 2.2)
+    assert tuned is not None
+    state = assess(runs, "default", ["x"], {"x": tuned})
+    assert state.admissible == ["x"] and state.estimates["x"].p_slower < RISK / 5
+    assert choose(runs, "default", ["x"], {"x": tuned}).config == "x"
+    # Settling still rests on the production runs alone: one run settles nothing.
+    assert state.settled is None and state.estimates["x"].p_faster == alone.estimates["x"].p_faster
+
+
+def test_a_tune_that_found_it_slower_holds_it_back_more() -> None:
+    runs = _first_run_as_slow_as_the_default()
+    slower = Prior.from_speedup(0.8, 0.6, 1.0)
+    assert slower is not None and slower.log_ratio > 0
+    state = assess(runs, "default", ["x"], {"x": slower})
+    assert state.estimates["x"].p_slower > assess(runs, "default", ["x"]).estimates["x"].p_slower
+
+
+def test_a_prior_takes_the_wider_side_of_a_lopsided_interval() -> None:
+    prior = Prior.from_speedup(1.743, 0.7, 1.941)
+    assert prior is not None
+    assert math.isclose(prior.log_ratio, -math.log(1.743))
+    assert math.isclose(prior.sd, math.log(1.743 / 0.7) / 1.6448536, rel_tol=1e-6)
+    for bad in ((1.5, 1.6, 2.0), (1.5, 0.0, 2.0), (1.5, 1.0, math.inf), (1.5, 1.5, 1.5)):
+        assert Prior.from_speedup(*bad) is None
