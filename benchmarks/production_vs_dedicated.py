@@ -10,9 +10,11 @@ Usage::
 (one row per recorded run, the row with every setting empty the default, the largest scale
 used). For every file and seed:
 
-- **production**: ``--jobs`` production jobs replayed through the rule
-  (:func:`production_jobs.campaign`, the code ``iotune job start`` runs), its final
-  recommendation (the default when nothing settled);
+- **production**: a dedicated tune of budget 12 hands its tuned file over
+  (:func:`production_jobs.handover`, as ``iotune job start --candidate`` takes it), then
+  ``--jobs`` production jobs replayed through the rule (:func:`production_jobs.campaign`,
+  the code ``iotune job start`` runs), its final recommendation (the default when nothing
+  settled);
 - **dedicated B**: ``iotune tune --backend replay --fresh --budget B`` with the default
   strategy in a fresh store (:func:`production_noise.run`), for each budget of ``--budgets``.
 
@@ -45,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from landscapes_lib import open_backend  # noqa: E402
-from production_jobs import WITHIN, campaign, names  # noqa: E402
+from production_jobs import TUNE_BUDGET, WITHIN, campaign, handover, names  # noqa: E402
 from production_noise import landscapes, run  # noqa: E402
 from quick_mode import add_quick, apply_quick  # noqa: E402
 
@@ -80,11 +82,14 @@ DATA_OPTION = ("--data-dir", "dir")
 SUMMARY = r"all files +\d+/\d+"
 
 def production_column(path: Path, seeds: int, jobs: int) -> Column:
-    """The production-jobs replay of ``path`` over ``seeds`` campaigns of ``jobs`` jobs."""
+    """The production-jobs replay of ``path`` over ``seeds`` campaigns of ``jobs`` jobs, each
+    starting from a dedicated tune of :data:`production_jobs.TUNE_BUDGET` runs."""
     backend = open_backend(path)
     configs, keys = names(backend.table, max(backend.scales()))
     truth = {name: r.median for name, r in configs.items()}
-    done = [campaign(configs, keys, seed, jobs) for seed in range(seeds)]
+    done = [campaign(configs, keys, seed, jobs,
+                     handover(path, configs, keys, seed, TUNE_BUDGET))
+            for seed in range(seeds)]
     return Column(sum(c.correct for c in done), seeds,
                   sum(c.slower_jobs for c in done) / (seeds * jobs),
                   tuple(truth["default"] / truth[c.recommended] for c in done))
@@ -132,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--data-dir: no judgeable CSV matching {args.files} in {args.data_dir}")
     rows = run(lands, budgets, args.seeds, args.workers, ORACLE_TRIALS)
     methods = ["production", *(f"dedicated {b}" for b in budgets)]
-    print(f"# {len(lands)} files, {args.seeds} seeds; production: {args.jobs} jobs per "
-          "campaign; dedicated: iotune tune at each budget (REPLAYED)")
+    print(f"# {len(lands)} files, {args.seeds} seeds; production: a tune of budget "
+          f"{TUNE_BUDGET} hands its tuned file to {args.jobs} jobs per campaign; dedicated: "
+          "iotune tune at each budget (REPLAYED)")
     print(f"# each method: correct (within {WITHIN - 1:.0%} of the best), slower (jobs that "
           f"ran a configuration {SLOWER - 1:.0%} slower than the default), gain (median)")
     width = max(30, *(len(land.name) for land in lands))

@@ -23,9 +23,10 @@ def _write(path: Path, times: dict[str, list[float]]) -> Path:
     return path
 
 
-def _run(data: Path, seeds: int, jobs: int) -> list[str]:
+def _run(data: Path, seeds: int, jobs: int, *more: str) -> list[str]:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "production_jobs.py"),
-                          "--data", str(data), "--seeds", str(seeds), "--jobs", str(jobs)],
+                          "--data", str(data), "--seeds", str(seeds), "--jobs", str(jobs),
+                          *more],
                          capture_output=True, text=True, check=True, timeout=120,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     return out.stdout.splitlines()
@@ -34,7 +35,9 @@ def _run(data: Path, seeds: int, jobs: int) -> list[str]:
 def test_a_clear_gain_is_found_and_a_slow_configuration_tried_once(tmp_path: Path) -> None:
     data = _write(tmp_path / "land.csv", {"default": [10.0, 10.4, 9.7, 10.9],
                                           "fast": [6.0, 6.3, 5.8], "slow": [25.0, 27.0, 24.0]})
-    lines = _run(data, 4, 30)
+    # The production runs alone: every configuration in file order.
+    lines = _run(data, 4, 30, "--tune-budget", "0")
+    assert "file order, no tune's estimate" in lines[1]
     assert len([line for line in lines if line.startswith("seed ")]) == 4
     found = SUMMARY.fullmatch(lines[-1])
     assert found, lines[-1]
@@ -43,6 +46,11 @@ def test_a_clear_gain_is_found_and_a_slow_configuration_tried_once(tmp_path: Pat
     assert float(slower) == round(100 / 30, 1)  # the slow one tried once per seed
     assert float(settled) <= 15
     assert 0 < float(regret) < 40
+    # From a tune's tuned file (the default): it offers the fast one, never the slow one.
+    lines = _run(data, 4, 30)
+    assert "as a tune of budget 12 hands them over" in lines[1]
+    found = SUMMARY.fullmatch(lines[-1])
+    assert found and found.group(1) == "4" and float(found.group(3)) == 0.0
 
 
 def test_nothing_better_keeps_the_default(tmp_path: Path) -> None:
