@@ -8,6 +8,7 @@ where the campaign stands.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +175,13 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
             continue
         where = ("default" if name == DEFAULT else "admissible" if name in state.admissible
                  else "held back" if name in state.held_back else "not a candidate")
+        prior = campaign.priors.get(name)
         rows.append({"config": name, "runs": est.runs, "running": est.pending,
                      "seconds": est.seconds, "ratio": est.ratio, "p_slower": est.p_slower,
-                     "state": where, "settings": campaign.settings.get(name, {})})
+                     "state": where, "settings": campaign.settings.get(name, {}),
+                     "tune_estimate": None if prior is None else {
+                         "speedup": round(math.exp(-prior.log_ratio), 4),
+                         "log_sd": round(prior.sd, 4)}})
     rec = state.recommendation
     gain = state.estimates[rec].ratio if rec != DEFAULT else None
     regret = regret_paid(campaign, state)
@@ -202,6 +207,11 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
         risk = f"{row['p_slower']:.3f}" if row["p_slower"] is not None else "-"
         click.echo(f"{row['config']:10} {row['runs']:>4} {row['running']:>7} {mean:>10}  "
                    f"{shown:24} {risk:>14}  {row['state']}")
+    for row in rows:
+        if row["tune_estimate"]:
+            click.echo(f"{row['config']}: the tune's estimate, "
+                       f"{row['tune_estimate']['speedup']:.2f}x (log sd "
+                       f"{row['tune_estimate']['log_sd']:.2f}), weighs in its P(>10% slower)")
     if state.settled is None:
         click.echo(f"not settled: recommendation stays the default; needed: {state.needed}")
     elif rec == DEFAULT:

@@ -236,4 +236,10 @@ def test_a_tune_that_kept_the_default_hands_its_best_found_and_runner_up_over(
     assert trials[4]["priors"][best]["log_ratio"] == pytest.approx(-math.log(1.8), abs=1e-6)
     campaign = read_campaign(Store(store), "app")
     assert set(campaign.priors) == {best}
+    shown = invoke("job", "status", "--store", str(store), "--tag", "app")
+    assert f"{best}: the tune's estimate, 1.80x (log sd 0.42)" in shown.output
+    rows = json.loads(invoke("job", "status", "--store", str(store), "--tag", "app",
+                             "--format", "json").output)["configurations"]
+    assert {r["config"]: r["tune_estimate"] for r in rows}[best] == {"speedup": 1.8,
+                                                                     "log_sd": 0.4214}
     assert campaign.priors[best].sd == pytest.approx(math.log(1.8 / 0.9) / 1.6448536, abs=1e-6)
