@@ -26,7 +26,10 @@ does before (the replay's draws of a configuration are fixed by the seed).
 
 For each file the bar judges (the best configuration's median at most 0.8 of the default's,
 or none at or below 0.9 of it), one row: the ceiling (seeds within reach) beside the rule's
-correct seeds over ``--jobs`` jobs (:func:`production_jobs.campaign`). Last a line
+correct seeds over ``--jobs`` jobs from the production runs alone
+(:func:`production_jobs.campaign` with no tune handed over, ``production_jobs.py
+--tune-budget 0``). A tune's estimate is knowledge from outside the production runs: it
+is what lets a rule past this ceiling (``production_jobs.py`` by default). Last a line
 ``summary: J judged files; below the bar C by the first runs alone; the rule at its ceiling
 on A of them; B below the bar within reach``, where the bar is 90% of the seeds.
 """

@@ -122,6 +122,10 @@ def _tuned_rows(tuned: Mapping[str, Any]) -> list[tuple[str, str]]:
         "why": tuned.get("reason") or "",
         "settings": " ".join(f"{k}={describe_value(k, v)}"
                              for k, v in (tuned.get("settings") or {}).items()) or "defaults",
+        "per-file settings": "; ".join(
+            f"{glob}: " + (" ".join(f"{k}={describe_value(k, v)}" for k, v in
+                                    (settings or {}).items()) or "defaults")
+            for glob, settings in (tuned.get("files") or {}).items()),
         "metric": _metric_text(tuned.get("metric")),
         "recommended bandwidth": _mibs(measured.get("bandwidth_mib_s")),
         "default bandwidth": _mibs(default.get("bandwidth_mib_s")),
