@@ -17,10 +17,11 @@ order, with its estimate of the best found as the risk bound's prior. Job by job
 :func:`iotune.production.rule.choose` (the code ``iotune job start`` runs) picks a
 configuration from the jobs before it; the job then draws one recorded run of that
 configuration, as the replay backend draws (seeded, without replacement until each was
-used), continuing after the tune's draws: the tune's runs came first. Jobs run one after
-another. ``--tune-budget 0``: no tune, the file's other configurations in file order and
-no estimate (the production runs alone); so too, said on the first line, on a file the
-tune cannot run.
+used), on a stream apart from the tune's (:func:`job_draw`): the jobs' runs are other
+days' runs. Jobs run one after another. ``--tune-budget 0``: no tune, the file's other
+configurations in file order and no estimate (the production runs alone), the draws those
+of the replay backend with the campaign's seed; so too, said on the first line, on a file
+the tune cannot run.
 
 Judged by the truth, the median of a configuration's recorded runs:
 
@@ -45,6 +46,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -66,16 +69,17 @@ WITHIN = 1.05
 #: The dedicated tune a campaign starts from: the smaller budget of the production-noise
 #: benchmark, what a user spends before handing the jobs over.
 TUNE_BUDGET = 12
+#: Entropy that sets the jobs' draws after a tune apart from the tune's (:func:`job_draw`).
+JOB_STREAM = 1
 
 
 @dataclass(frozen=True)
 class Handover:
-    """What a dedicated tune hands a campaign: the candidates in its order, its estimates
-    (priors) by name, and how many runs of each configuration it drew."""
+    """What a dedicated tune hands a campaign: the candidates in its order and its
+    estimates (priors) by name."""
 
     candidates: list[str]
     priors: dict[str, Prior]
-    drawn: dict[str, int]
 
 
 def handover(path: Path, configs: dict[str, Recorded], keys: dict[str, str], seed: int,
@@ -95,7 +99,6 @@ def handover(path: Path, configs: dict[str, Recorded], keys: dict[str, str], see
     from iotune.ui.output import to_plain
 
     named = {tuple(sorted(r.settings.items())): name for name, r in configs.items()}
-    by_key = {key: name for name, key in keys.items()}
     cores = next(iter(configs.values())).cores
     with tempfile.TemporaryDirectory(prefix="iotune-bench-") as tmp:
         config = replay_config(path.resolve(), Path(tmp), seed)
@@ -107,12 +110,18 @@ def handover(path: Path, configs: dict[str, Recorded], keys: dict[str, str], see
     # Through YAML and its checks, as the jobs read the file.
     doc = check_tuned(yaml.safe_load(yaml.safe_dump(to_plain(result.to_tuned()))))
     offered = [(named[tuple(sorted(c.items()))], p) for c, p in tuned_candidates(doc)]
-    drawn = dict.fromkeys(configs, 0)
-    for e in result.evaluations:
-        if e.key in by_key:
-            drawn[by_key[e.key]] = len(e.times) + len(e.failures)
-    return Handover([n for n, _ in offered], {n: p for n, p in offered if p is not None},
-                    drawn)
+    return Handover([n for n, _ in offered], {n: p for n, p in offered if p is not None})
+
+
+def job_draw(recorded: int, seed: int, key: str, rep: int) -> int:
+    """Which recorded run answers a job's ``rep``-th run of a configuration after a tune:
+    :func:`~iotune.backends.replay.replay_index`'s draw on a stream of its own, so the
+    jobs' runs are as independent of the tune's as runs on other days are. Continuing the
+    tune's permutation instead would make them depend on it: a tune that drew a
+    configuration's four good runs of five leaves the fifth, its slow one, for the jobs."""
+    order = np.random.default_rng([seed, int(key, 16) % 2**63, JOB_STREAM]).permutation(
+        recorded)
+    return int(order[rep % recorded])
 
 
 @dataclass(frozen=True)
@@ -153,13 +162,13 @@ def campaign(configs: dict[str, Recorded], keys: dict[str, str], seed: int,
                   else [n for n in configs if n != "default"])
     priors = given.priors if given is not None else {}
     runs: list[Run] = []
-    drawn = dict(given.drawn) if given is not None else dict.fromkeys(configs, 0)
+    drawn = dict.fromkeys(configs, 0)
+    draw = replay_index if given is None else job_draw
     settled_after = jobs + 1
     for job in range(jobs):
         choice = choose(runs, "default", candidates, priors)
         times = configs[choice.config].times
-        seconds = times[replay_index(len(times), seed, keys[choice.config],
-                                     drawn[choice.config])]
+        seconds = times[draw(len(times), seed, keys[choice.config], drawn[choice.config])]
         drawn[choice.config] += 1
         runs.append(Run(choice.config, choice.role, seconds))
         if (settled_after > jobs
