@@ -60,3 +60,17 @@ def test_nothing_better_keeps_the_default(tmp_path: Path) -> None:
     assert all("recommends default" in line for line in lines if line.startswith("seed "))
     found = SUMMARY.fullmatch(lines[-1])
     assert found and found.group(1) == "3"
+
+
+def test_after_a_tune_the_jobs_draw_on_a_stream_of_their_own() -> None:
+    from iotune.backends.replay import replay_index
+    from tests.benchmarks.bench_modules import load_benchmark
+
+    bench = load_benchmark("production_jobs")
+    key = "ab" * 32
+    for seed in range(5):
+        jobs = [bench.job_draw(5, seed, key, rep) for rep in range(10)]
+        assert sorted(jobs[:5]) == list(range(5)) and jobs[5:] == jobs[:5]  # each run once
+    # Not the tune's permutation: which run a job gets says nothing of which the tune got.
+    assert any([bench.job_draw(5, s, key, r) for r in range(5)]
+               != [replay_index(5, s, key, r) for r in range(5)] for s in range(5))
