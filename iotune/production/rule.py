@@ -22,6 +22,8 @@ The rule, in order:
    the posterior probability that it is more than :data:`SLOWER` (10%) slower than the
    default is at most :data:`RISK` (5%); the probability is recomputed as runs arrive, so a
    configuration held back early can be let in when the default's spread is better known;
+   a tune's estimate of the candidate (:class:`Prior`), when its tuned file gives one, is
+   weighed with its runs (:func:`_p_slower_with`);
 3. **first trials** go only to the :data:`TOP_TRIALS` best-ranked candidates, one job at a
    time per configuration (a second first trial waits for the first's result);
 4. **exploration cap**: at most :data:`EXPLORE_SHARE` of all jobs so far ran a challenger;
