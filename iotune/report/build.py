@@ -198,9 +198,9 @@ def _production_report(store: Store, outdir: Path, fmt: str,
     from iotune.report.production import production_part
 
     out = _make_directory(outdir)
-    say(f"{store.path} is a production journal: tables of its jobs and campaigns")
+    say(f"{store.path} is a production journal: its jobs and campaigns")
     report = Report(out, fmt, None, display_path(store.path), tuned, [])
-    report.papers.append(production_part(store, out))
+    report.papers.append(production_part(store, out, fmt))
     return _write_page(report)
 
 

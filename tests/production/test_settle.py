@@ -120,6 +120,13 @@ def test_results_label_production_jobs_and_report_refuses_them(tmp_path: Path):
     manifest = json.loads((tmp_path / "rep" / "manifest.json").read_text())
     assert manifest["papers"] == [{"part": "production", "title": "Production jobs",
                                    "provenance": "measured"}]
+    # One figure per campaign: its jobs in order, labelled as measured in production.
+    [figure] = manifest["figures"]
+    assert figure["file"] == "production-jobs-app.png" and figure["provenance"] == "measured"
+    assert figure["title"] == "Measured: campaign app, 5 production jobs (not settled, the " \
+                              "default stays)"
+    assert (tmp_path / "rep" / figure["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert figure["file"] in page
 
 
 def test_the_lines_job_start_prints_give_the_settings_to_the_launch_alone(tmp_path: Path):
