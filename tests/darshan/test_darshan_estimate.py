@@ -12,11 +12,9 @@ import yaml
 from darshan_helpers import IOR_HDF5, cached_log, sample_log
 
 from iotune.backends.base import RunRequest
-from iotune.config import build_config
 from iotune.darshan.characterize import (
     PROGRAM,
     PROGRAM_PATH,
-    PatternBackend,
     measure,
     plan,
     program_argv,
@@ -265,10 +263,8 @@ def test_estimate_of_a_measured_multi_phase_run(tmp_path, run_cli):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_the_pattern_program_measures_through_mpiio(tmp_path, op):
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    backend = PatternBackend(build_config({"system": {"scratch": str(scratch)}}, tmp_path))
+def test_the_pattern_program_measures_through_mpiio(pattern_backend, tmp_path, op):
+    backend = pattern_backend
     (run,) = plan([_phase(0, op, MiB, 4, shared=False)], "mpiio")
     record = backend.measure(RunRequest(PROGRAM, 2, {}, run.params))
     assert record["status"] == "ok", record["error"]
@@ -278,4 +274,4 @@ def test_the_pattern_program_measures_through_mpiio(tmp_path, op):
     assert result[f"bytes_{'written' if op == 'write' else 'read'}"] == 4 * MiB
     assert result["times_s"][op] > 0
     assert "--api" in record["command"] and "mpiio" in record["command"]
-    assert not any(scratch.iterdir())
+    assert not any((tmp_path / "scratch").iterdir())  # the fixture's scratch

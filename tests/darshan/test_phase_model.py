@@ -8,9 +8,8 @@ import pytest
 from darshan_helpers import IOR_HDF5, sample_log
 
 from iotune.backends.base import RunRequest
-from iotune.config import build_config
 from iotune.darshan.access import call_mode, counters_mode, label_access
-from iotune.darshan.characterize import PROGRAM, PatternBackend, plan
+from iotune.darshan.characterize import PROGRAM, plan
 from iotune.darshan.estimate import estimate
 from iotune.darshan.logfile import DXT_COLUMNS
 from iotune.darshan.phases import group_repetitions, span_text, trace_phases
@@ -156,10 +155,8 @@ def test_phases_command_shows_repetitions_and_mode(run_cli, tmp_path):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("op", ["write", "read"])
-def test_the_pattern_program_runs_collective_non_blocking_requests(tmp_path, op):
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    backend = PatternBackend(build_config({"system": {"scratch": str(scratch)}}, tmp_path))
+def test_the_pattern_program_runs_collective_non_blocking_requests(pattern_backend, op):
+    backend = pattern_backend
     params = {"op": op, "api": "mpiio", "transfer_size": MiB, "block_size": 2 * MiB,
               "file_per_process": False, "direct": False, "collective": True,
               "nonblocking": True}
