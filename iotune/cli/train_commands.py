@@ -34,6 +34,7 @@ from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file
 from iotune.execution.slurm import current_allocation, job_label
 from iotune.settings.units import parse_duration
+from iotune.settings.values import describe_settings
 from iotune.store import Store
 from iotune.store.claims import LEASE_S, Worker
 from iotune.store.records import Measurement
@@ -41,7 +42,6 @@ from iotune.train import (
     CampaignInterrupted,
     Task,
     check_fits_allocation,
-    describe_settings,
     done_tasks,
     plan_campaign,
     run_campaign,

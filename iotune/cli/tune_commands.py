@@ -39,13 +39,11 @@ from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file, write_output
 from iotune.model.trust import NO_PREDICTION, prediction_warning
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
+from iotune.settings.values import describe_settings
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
 from iotune.strategies.racing import CONFIDENCE
-from iotune.train import (
-    describe_settings,
-)
 from iotune.tune import TuneResult, tune
 from iotune.tune.merged import members
 from iotune.tune.table import Row, prediction_errors, row_document, table_rows

@@ -64,9 +64,8 @@ def group_similar(vectors: Sequence[np.ndarray], sizes: Sequence[float],
 
 def equivalence_classes(files: Sequence[FileCounters],
                         threshold: float = DEFAULT_THRESHOLD) -> list[SignatureClass]:
-    """Group the files that moved data into classes, largest class (by bytes) first."""
-    if not 0.0 < threshold <= 1.0:
-        raise DataError(f"class threshold {threshold}: must be in (0, 1]")
+    """Group the files that moved data into classes, largest class (by bytes) first
+    (DataError from :func:`group_similar` for a threshold outside (0, 1])."""
     data_files = sorted((f for f in files if f.has_data), key=lambda f: (-f.bytes, f.name))
     vectors = [signature(f) for f in data_files]
     groups = group_similar(vectors, [f.bytes for f in data_files], threshold)

@@ -12,7 +12,6 @@ writing one dataset per variable and step shows how many kinds of datasets it ha
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +21,7 @@ import numpy as np
 from iotune.darshan.classes import DEFAULT_THRESHOLD, group_similar
 from iotune.darshan.logfile import DarshanLog
 from iotune.darshan.records import merge_counters
-from iotune.workload.counters import SIZE_BINS
-
-_BINS = tuple(name for name, _ in SIZE_BINS)
+from iotune.darshan.signature import BIN_NAMES, histogram, log2p, share
 
 
 def _features() -> tuple[tuple[str, str], ...]:
@@ -32,7 +29,7 @@ def _features() -> tuple[tuple[str, str], ...]:
             ("read_share", "bytes read / bytes moved")]
     for op in ("write", "read"):
         rows += [(f"h5d_{op}_{b}", f"share of H5D {op}s in the {b} byte bin "
-                                   f"(H5D_SIZE_{op.upper()}_AGG_*)") for b in _BINS]
+                                   f"(H5D_SIZE_{op.upper()}_AGG_*)") for b in BIN_NAMES]
     rows += [
         ("shared", "1 if more than one rank accessed the dataset"),
         ("collective", "1 if its transfers were collective (H5D_USE_MPIIO_COLLECTIVE)"),
@@ -102,43 +99,33 @@ def dataset_records(log: DarshanLog) -> list[DatasetRecord]:
     return sorted(records, key=lambda r: (-r.bytes, r.name))
 
 
-def _share(part: float, whole: float) -> float:
-    return part / whole if whole > 0 else 0.0
-
-
-def _log2p(value: float) -> float:
-    return math.log2(1.0 + max(value, 0.0))
-
-
 def dataset_signature(record: DatasetRecord) -> np.ndarray:
     """The feature vector of one dataset (:data:`DATASET_FEATURES`); undefined ones 0."""
     c = record.h5d
     written, read = c.get("H5D_BYTES_WRITTEN", 0.0), c.get("H5D_BYTES_READ", 0.0)
     writes, reads = c.get("H5D_WRITES", 0.0), c.get("H5D_READS", 0.0)
     requests = writes + reads
-    values: dict[str, float] = {"write_share": _share(written, written + read),
-                                "read_share": _share(read, written + read)}
+    values: dict[str, float] = {"write_share": share(written, written + read),
+                                "read_share": share(read, written + read)}
     for op in ("write", "read"):
-        counts = [c.get(f"H5D_SIZE_{op.upper()}_AGG_{b}", 0.0) for b in _BINS]
-        total = sum(counts)
-        values.update({f"h5d_{op}_{b}": _share(n, total) for b, n in zip(_BINS, counts,
-                                                                          strict=True)})
+        bins = histogram(c, "H5D_SIZE", f"{op.upper()}_AGG")
+        values.update({f"h5d_{op}_{b}": n for b, n in zip(BIN_NAMES, bins, strict=True)})
     values.update({
         "shared": 1.0 if record.ranks > 1 else 0.0,
         "collective": 1.0 if c.get("H5D_USE_MPIIO_COLLECTIVE", 0.0) > 0 else 0.0,
-        "rw_switches": _share(c.get("H5D_RW_SWITCHES", 0.0), requests),
-        "regular_hyperslabs": _share(c.get("H5D_REGULAR_HYPERSLAB_SELECTS", 0.0), requests),
-        "irregular_hyperslabs": _share(c.get("H5D_IRREGULAR_HYPERSLAB_SELECTS", 0.0),
+        "rw_switches": share(c.get("H5D_RW_SWITCHES", 0.0), requests),
+        "regular_hyperslabs": share(c.get("H5D_REGULAR_HYPERSLAB_SELECTS", 0.0), requests),
+        "irregular_hyperslabs": share(c.get("H5D_IRREGULAR_HYPERSLAB_SELECTS", 0.0),
                                        requests),
-        "point_selections": _share(c.get("H5D_POINT_SELECTS", 0.0), requests),
-        "log2_write_size": _log2p(_share(written, writes)),
-        "log2_read_size": _log2p(_share(read, reads)),
-        "log2_rank_bytes": _log2p((written + read) / record.ranks),
-        "log2_rank_requests": _log2p(requests / record.ranks),
-        "log2_common_access": _log2p(c.get("H5D_ACCESS1_ACCESS", 0.0)),
-        "common_access_share": _share(c.get("H5D_ACCESS1_COUNT", 0.0), requests),
+        "point_selections": share(c.get("H5D_POINT_SELECTS", 0.0), requests),
+        "log2_write_size": log2p(share(written, writes)),
+        "log2_read_size": log2p(share(read, reads)),
+        "log2_rank_bytes": log2p((written + read) / record.ranks),
+        "log2_rank_requests": log2p(requests / record.ranks),
+        "log2_common_access": log2p(c.get("H5D_ACCESS1_ACCESS", 0.0)),
+        "common_access_share": share(c.get("H5D_ACCESS1_COUNT", 0.0), requests),
         "dimensions": c.get("H5D_DATASPACE_NDIMS", 0.0),
-        "log2_type_size": _log2p(c.get("H5D_DATATYPE_SIZE", 0.0)),
+        "log2_type_size": log2p(c.get("H5D_DATATYPE_SIZE", 0.0)),
         "flushed": 1.0 if c.get("H5D_FLUSHES", 0.0) > 0 else 0.0,
     })
     return np.array([values[name] for name in DATASET_FEATURE_NAMES], dtype=float)
@@ -161,7 +148,7 @@ def dataset_document(records: Sequence[DatasetRecord],
              "collective": bool(r.h5d.get("H5D_USE_MPIIO_COLLECTIVE", 0.0) > 0)}
             for i, r in enumerate(moved)]
     classes = [{"class": i, "datasets": len(members),
-                "bytes_share": round(_share(sum(moved[m].bytes for m in members), total), 4),
+                "bytes_share": round(share(sum(moved[m].bytes for m in members), total), 4),
                 "representative": moved[rep].name,
                 "features": {n: round(float(v), 3) for n, v in
                              zip(DATASET_FEATURE_NAMES, vectors[rep], strict=True) if v}}

@@ -19,7 +19,8 @@ import numpy as np
 
 from iotune.workload.counters import SIZE_BINS, FileCounters, mpiio_ops
 
-_BIN_NAMES = tuple(name for name, _ in SIZE_BINS)
+#: The request-size bins of Darshan's size histograms, in order.
+BIN_NAMES = tuple(name for name, _ in SIZE_BINS)
 
 
 def _feature_list() -> tuple[tuple[str, str], ...]:
@@ -29,7 +30,7 @@ def _feature_list() -> tuple[tuple[str, str], ...]:
     ]
     for layer, prefix in (("posix", "POSIX_SIZE"), ("mpiio", "MPIIO_SIZE")):
         for op in ("write", "read"):
-            for name in _BIN_NAMES:
+            for name in BIN_NAMES:
                 features.append((f"{layer}_{op}_{name}",
                                  f"share of {layer} {op}s in the {name} byte bin "
                                  f"({prefix}_{op.upper()}_*)"))
@@ -64,59 +65,62 @@ FEATURE_NAMES: tuple[str, ...] = tuple(name for name, _ in FEATURES)
 FEATURE_INDEX: dict[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
-def _share(part: float, whole: float) -> float:
+def share(part: float, whole: float) -> float:
+    """``part / whole``, 0 when there is no whole."""
     return part / whole if whole > 0 else 0.0
 
 
-def _log2p(value: float) -> float:
+def log2p(value: float) -> float:
+    """``log2(1 + value)``, 0 for a negative value."""
     return math.log2(1.0 + max(value, 0.0))
 
 
-def _histogram(c: Mapping[str, float], prefix: str, op: str) -> list[float]:
-    counts = [c.get(f"{prefix}_{op}_{name}", 0.0) for name in _BIN_NAMES]
+def histogram(c: Mapping[str, float], prefix: str, op: str) -> list[float]:
+    """The shares of the counters ``<prefix>_<op>_<bin>`` over :data:`BIN_NAMES`."""
+    counts = [c.get(f"{prefix}_{op}_{name}", 0.0) for name in BIN_NAMES]
     total = sum(counts)
-    return [_share(n, total) for n in counts]
+    return [share(n, total) for n in counts]
 
 
 def signature(fc: FileCounters) -> np.ndarray:
     """The feature vector of one file (see :data:`FEATURES`)."""
     p, m = fc.posix, fc.mpiio
     values: dict[str, float] = {
-        "write_share": _share(fc.bytes_written, fc.bytes),
-        "read_share": _share(fc.bytes_read, fc.bytes),
+        "write_share": share(fc.bytes_written, fc.bytes),
+        "read_share": share(fc.bytes_read, fc.bytes),
     }
     for layer, c, prefix, suffix in (("posix", p, "POSIX_SIZE", ""),
                                      ("mpiio", m, "MPIIO_SIZE", "_AGG")):
         for op in ("write", "read"):
-            bins = _histogram(c, prefix, op.upper() + suffix)
-            for name, share in zip(_BIN_NAMES, bins, strict=True):
-                values[f"{layer}_{op}_{name}"] = share
+            bins = histogram(c, prefix, op.upper() + suffix)
+            for name, part in zip(BIN_NAMES, bins, strict=True):
+                values[f"{layer}_{op}_{name}"] = part
     mpi_writes, mpi_reads = mpiio_ops(m, "WRITES"), mpiio_ops(m, "READS")
     writes, reads = fc.writes, fc.reads
     requests = writes + reads
     values.update({
         "shared_file": 1.0 if fc.shared else 0.0,
         "mpiio": 1.0 if m else 0.0,
-        "collective_writes": _share(m.get("MPIIO_COLL_WRITES", 0.0), mpi_writes),
-        "independent_writes": _share(m.get("MPIIO_INDEP_WRITES", 0.0), mpi_writes),
-        "collective_reads": _share(m.get("MPIIO_COLL_READS", 0.0), mpi_reads),
+        "collective_writes": share(m.get("MPIIO_COLL_WRITES", 0.0), mpi_writes),
+        "independent_writes": share(m.get("MPIIO_INDEP_WRITES", 0.0), mpi_writes),
+        "collective_reads": share(m.get("MPIIO_COLL_READS", 0.0), mpi_reads),
         "hdf5": 1.0 if (fc.h5f or fc.h5d) else 0.0,
         "hdf5_collective": 1.0 if fc.h5d.get("H5D_USE_MPIIO_COLLECTIVE", 0.0) > 0 else 0.0,
-        "log2_datasets": _log2p(fc.datasets),
-        "consecutive_writes": _share(p.get("POSIX_CONSEC_WRITES", 0.0), writes),
-        "sequential_writes": _share(p.get("POSIX_SEQ_WRITES", 0.0), writes),
-        "consecutive_reads": _share(p.get("POSIX_CONSEC_READS", 0.0), reads),
-        "sequential_reads": _share(p.get("POSIX_SEQ_READS", 0.0), reads),
-        "rw_switches": _share(p.get("POSIX_RW_SWITCHES", 0.0), requests),
-        "log2_write_size": _log2p(_share(fc.bytes_written, writes)),
-        "log2_read_size": _log2p(_share(fc.bytes_read, reads)),
-        "log2_rank_bytes": _log2p(fc.bytes / max(fc.ranks, 1)),
-        "log2_rank_requests": _log2p(requests / max(fc.ranks, 1)),
+        "log2_datasets": log2p(fc.datasets),
+        "consecutive_writes": share(p.get("POSIX_CONSEC_WRITES", 0.0), writes),
+        "sequential_writes": share(p.get("POSIX_SEQ_WRITES", 0.0), writes),
+        "consecutive_reads": share(p.get("POSIX_CONSEC_READS", 0.0), reads),
+        "sequential_reads": share(p.get("POSIX_SEQ_READS", 0.0), reads),
+        "rw_switches": share(p.get("POSIX_RW_SWITCHES", 0.0), requests),
+        "log2_write_size": log2p(share(fc.bytes_written, writes)),
+        "log2_read_size": log2p(share(fc.bytes_read, reads)),
+        "log2_rank_bytes": log2p(fc.bytes / max(fc.ranks, 1)),
+        "log2_rank_requests": log2p(requests / max(fc.ranks, 1)),
     })
     access = p or m
     key = "POSIX" if p else "MPIIO"
-    values["log2_common_access"] = _log2p(access.get(f"{key}_ACCESS1_ACCESS", 0.0))
-    values["common_access_share"] = _share(access.get(f"{key}_ACCESS1_COUNT", 0.0), requests)
+    values["log2_common_access"] = log2p(access.get(f"{key}_ACCESS1_ACCESS", 0.0))
+    values["common_access_share"] = share(access.get(f"{key}_ACCESS1_COUNT", 0.0), requests)
     synced = (p.get("POSIX_FSYNCS", 0.0) + p.get("POSIX_FDSYNCS", 0.0)
               + m.get("MPIIO_SYNCS", 0.0) + fc.h5f.get("H5F_FLUSHES", 0.0))
     values["sync"] = 1.0 if synced > 0 else 0.0

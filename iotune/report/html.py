@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from iotune import __version__
 from iotune.report.tables import Table, display_rows
-from iotune.settings.values import describe_value
+from iotune.settings.values import describe_settings
 from iotune.store import now_iso
 from iotune.ui.terminal import format_cell
 
@@ -120,11 +120,9 @@ def _tuned_rows(tuned: Mapping[str, Any]) -> list[tuple[str, str]]:
         "backend": f"{tuned.get('backend')} ({tuned.get('provenance')})",
         "recommendation": tuned.get("recommendation", ""),
         "why": tuned.get("reason") or "",
-        "settings": " ".join(f"{k}={describe_value(k, v)}"
-                             for k, v in (tuned.get("settings") or {}).items()) or "defaults",
+        "settings": describe_settings(tuned.get("settings") or {}),
         "per-file settings": "; ".join(
-            f"{glob}: " + (" ".join(f"{k}={describe_value(k, v)}" for k, v in
-                                    (settings or {}).items()) or "defaults")
+            f"{glob}: {describe_settings(settings or {})}"
             for glob, settings in (tuned.get("files") or {}).items()),
         "metric": _metric_text(tuned.get("metric")),
         "recommended bandwidth": _mibs(measured.get("bandwidth_mib_s")),

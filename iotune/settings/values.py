@@ -102,6 +102,12 @@ def describe_value(name: str, value: Any) -> str:
     return str(value)
 
 
+def describe_settings(settings: Mapping[str, Any]) -> str:
+    """A configuration as a person reads it: ``name=value`` each (:func:`describe_value`),
+    ``defaults`` when it sets nothing."""
+    return " ".join(f"{k}={describe_value(k, v)}" for k, v in settings.items()) or "defaults"
+
+
 def config_key(kernel: str, cores: int, settings: Mapping[str, Any],
                params: Mapping[str, Any]) -> str:
     """A stable 16-hex-digit key of one configuration at one scale.

@@ -8,7 +8,7 @@
 """
 
 from iotune.train.plan import ScalePlan, Task, check_fits_allocation, plan_campaign
-from iotune.train.run import CampaignInterrupted, describe_settings, done_tasks, run_campaign
+from iotune.train.run import CampaignInterrupted, done_tasks, run_campaign
 
 __all__ = ["CampaignInterrupted", "ScalePlan", "Task", "check_fits_allocation",
-           "describe_settings", "done_tasks", "plan_campaign", "run_campaign"]
+           "done_tasks", "plan_campaign", "run_campaign"]

@@ -30,16 +30,10 @@ from typing import Any
 from iotune.backends import Backend
 from iotune.errors import StoreError
 from iotune.execution import interrupt
-from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.claims import HEARTBEATS_PER_LEASE, ClaimBook, Worker
 from iotune.store.index import StoreIndex
 from iotune.train.plan import ScalePlan, Task
-
-
-def describe_settings(settings: dict[str, Any]) -> str:
-    return " ".join(f"{k}={describe_value(k, v)}" for k, v in settings.items()) or "defaults"
-
 
 ProgressFn = Callable[[int, int, Task, dict[str, Any] | None, float | None], None]
 
