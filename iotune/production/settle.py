@@ -19,7 +19,7 @@ from iotune.execution.outputs import InUse, write_output
 from iotune.production.jobs import DEFAULT, Campaign, status
 from iotune.production.rule import CONFIDENCE, Assessment
 from iotune.store import Store, now_iso
-from iotune.tuned import check_tuned, split_configuration
+from iotune.tuned import TUNED_SCHEMA_VERSION, check_tuned, split_configuration
 from iotune.ui.output import to_plain
 
 
@@ -30,7 +30,8 @@ def tuned_document(campaign: Campaign, state: Assessment) -> dict[str, Any] | No
     if state.settled is None:
         return None
     doc: dict[str, Any] = {
-        "schema_version": 1, "iotune_version": __version__, "created_at": now_iso(),
+        "schema_version": TUNED_SCHEMA_VERSION, "iotune_version": __version__,
+        "created_at": now_iso(),
         # The application a campaign's jobs run is a user's program: the command kernel.
         "kernel": "command", "provenance": f"{state.jobs} production jobs",
     }
