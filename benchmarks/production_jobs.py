@@ -82,7 +82,7 @@ class Handover:
     priors: dict[str, Prior]
 
 
-def handover(path: Path, configs: dict[str, Recorded], keys: dict[str, str], seed: int,
+def handover(path: Path, configs: dict[str, Recorded], seed: int,
              budget: int) -> Handover | None:
     """The tuned file of ``iotune tune --backend replay --fresh --budget budget`` on
     ``path`` (tune seed ``seed``) as ``iotune job start --candidate`` takes it; None when
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     truth = {name: r.median for name, r in configs.items()}
     print(f"# {args.data.name}: REPLAYED; true times (median of recorded runs): "
           + ", ".join(f"{n} {t:.4g} s" for n, t in truth.items()), flush=True)
-    given = [handover(args.data, configs, keys, seed, args.tune_budget)
+    given = [handover(args.data, configs, seed, args.tune_budget)
              if args.tune_budget else None for seed in range(args.seeds)]
     if not args.tune_budget:
         print("# candidates: the file's configurations in file order, no tune's estimate")

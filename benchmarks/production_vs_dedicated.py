@@ -88,7 +88,7 @@ def production_column(path: Path, seeds: int, jobs: int) -> Column:
     configs, keys = names(backend.table, max(backend.scales()))
     truth = {name: r.median for name, r in configs.items()}
     done = [campaign(configs, keys, seed, jobs,
-                     handover(path, configs, keys, seed, TUNE_BUDGET))
+                     handover(path, configs, seed, TUNE_BUDGET))
             for seed in range(seeds)]
     return Column(sum(c.correct for c in done), seeds,
                   sum(c.slower_jobs for c in done) / (seeds * jobs),
