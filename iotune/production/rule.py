@@ -52,9 +52,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from iotune.strategies.racing import CONFIDENCE as TUNE_CONFIDENCE
-from iotune.strategies.rank_test import log_shift
-
 #: A configuration is "slower" when its time exceeds the default's by this factor.
 SLOWER = 1.10
 #: The largest probability of being SLOWER a job may run a known configuration at.
@@ -100,9 +97,17 @@ RACE_RUNS = 10
 PRIOR_SIGMA = 0.25
 PRIOR_DF = 2
 
-#: The two-sided level of the speedup interval a tuned file states (``best_found_speedup``:
-#: the race's rank interval, :data:`iotune.strategies.racing.CONFIDENCE`).
-PRIOR_LEVEL = TUNE_CONFIDENCE
+
+def prior_level() -> float:
+    """The two-sided level of the speedup interval a tuned file states
+    (``best_found_speedup``: the race's rank interval,
+    :data:`iotune.strategies.racing.CONFIDENCE`)."""
+    # Imported here, as the rank test in race_confirms: the strategies package loads every
+    # strategy (and pandas), which importing this rule need not pay for.
+    from iotune.strategies.racing import CONFIDENCE as TUNE_CONFIDENCE
+
+    return TUNE_CONFIDENCE
+
 
 ROLES = ("baseline", "challenger", "best", "default", "drift")
 
@@ -187,13 +192,13 @@ class Prior:
 
     @classmethod
     def from_speedup(cls, estimate: float, low: float, high: float) -> Prior | None:
-        """The prior of a tune's speedup ``estimate`` with its :data:`PRIOR_LEVEL` interval
+        """The prior of a tune's speedup ``estimate`` with its :func:`prior_level` interval
         ``low``-``high`` (None when they do not make one: non-positive or out of order).
         The spread is the interval's wider side: a rank interval of a few runs is lopsided,
         and the narrow side would overstate what the tune knows."""
         if not (0 < low <= estimate <= high) or not all(map(math.isfinite, (low, high))):
             return None
-        z = _normal_ppf(0.5 + PRIOR_LEVEL / 2)
+        z = _normal_ppf(0.5 + prior_level() / 2)
         sd = max(math.log(estimate / low), math.log(high / estimate)) / z
         return cls(-math.log(estimate), sd) if sd > 0 else None
 
@@ -344,6 +349,8 @@ def race_confirms(logs: Sequence[float], base: Sequence[float]) -> bool:
     default (log times ``base``) by the race's rule: :data:`RACE_RUNS` runs of each or more,
     its median below the default's, and the rank test's one-sided :data:`RACE_CONFIDENCE`
     lower bound of the log speedup above 0."""
+    from iotune.strategies.rank_test import log_shift
+
     if min(len(logs), len(base)) < RACE_RUNS:
         return False
     mine, theirs = _location(logs), _location(base)
