@@ -55,14 +55,7 @@ def check_tuned(doc: Mapping[Any, Any]) -> dict[str, Any]:
     out = dict(doc)
     for key, value in doc.items():
         fields[key](value, key)
-    settings = doc["settings"]
-    if settings is not None and not isinstance(settings, Mapping):
-        raise ConfigError(f"settings: {settings!r} is not a mapping of setting: value")
-    for name in settings or {}:
-        if not isinstance(name, str):
-            raise ConfigError(f"settings: key {name!r} is not a setting's name")
-        one_line(name, "settings")
-    out["settings"] = normalise_settings(settings or {}, "settings")
+    out["settings"] = _checked_settings(doc["settings"], "settings")
     if doc.get("files") is not None:
         out["files"] = check_files(doc["files"])
     _check_together(out)
@@ -85,15 +78,21 @@ def check_files(files: Any) -> dict[str, dict[str, Any]]:
         if glob != glob.strip():
             raise ConfigError(f"files: {glob!r} has leading or trailing blanks; a file glob "
                               "starts and ends with a visible character")
-        where = f"files.{glob}"
-        if settings is not None and not isinstance(settings, Mapping):
-            raise ConfigError(f"{where}: {settings!r} is not a mapping of setting: value")
-        for name in settings or {}:
-            if not isinstance(name, str):
-                raise ConfigError(f"{where}: key {name!r} is not a setting's name")
-            one_line(name, where)
-        out[glob] = normalise_settings(settings or {}, where)
+        out[glob] = _checked_settings(settings, f"files.{glob}")
     return out
+
+
+def _checked_settings(value: Any, where: str) -> dict[str, Any]:
+    """``value`` (settings of a tuned file under the key path ``where``) checked and
+    canonical: None or a mapping of one-line setting names to values, by the catalogue
+    (:func:`~iotune.settings.values.normalise_settings`); None is no settings."""
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: {value!r} is not a mapping of setting: value")
+    for name in value or {}:
+        if not isinstance(name, str):
+            raise ConfigError(f"{where}: key {name!r} is not a setting's name")
+        one_line(name, where)
+    return normalise_settings(value or {}, where)
 
 
 #: The key of a configuration (:func:`configuration`) holding its per-file settings.
@@ -122,12 +121,7 @@ def measured_alternative(doc: Mapping[str, Any], key: str) -> dict[str, Any]:
     described = doc.get(key)
     if not isinstance(described, Mapping) or not described.get("settings"):
         return {}
-    settings = described["settings"]
-    if not isinstance(settings, Mapping) or not all(isinstance(n, str) for n in settings):
-        raise ConfigError(f"{key}.settings: {settings!r} is not a mapping of setting: value")
-    for name in settings:
-        one_line(name, f"{key}.settings")
-    return normalise_settings(settings, f"{key}.settings")
+    return _checked_settings(described["settings"], f"{key}.settings")
 
 
 def trial_configurations(doc: Mapping[str, Any]) -> list[dict[str, Any]]:

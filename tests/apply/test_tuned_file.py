@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
+from iotune.errors import ConfigError
 from iotune.settings.bounds import MAX_CORES
-from iotune.tuned import read_tuned_file
+from iotune.tuned import check_files, check_tuned, measured_alternative, read_tuned_file
 from tests.apply.test_tuned_fuzz import TUNED
 from tests.cli_result import error_line, invoke
 
@@ -145,3 +146,20 @@ def test_a_minimal_hand_written_file_loads(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "# iotune tuned settings"
     assert "iotune_run() { MPICH_MPIIO_HINTS='*:cb_nodes=2' \"$@\"; }" in result.stdout
+
+
+@pytest.mark.parametrize("bad", [[1, 2], {1: 2}, {"cb nodes": 2}, {"cb_nodes": "abc"}])
+def test_every_settings_field_is_checked_by_one_rule(bad):
+    """``settings``, a ``files:`` pattern's settings and a measured alternative's are
+    refused alike, each naming its own key path."""
+    wheres = {"settings": lambda: check_tuned({"settings": bad}),
+              "files.*.h5": lambda: check_files({"*.h5": bad}),
+              "best_found.settings": lambda: measured_alternative(
+                  {"best_found": {"settings": bad}}, "best_found")}
+    messages = []
+    for where, check in wheres.items():
+        with pytest.raises(ConfigError) as caught:
+            check()
+        assert str(caught.value).startswith(where), caught.value
+        messages.append(str(caught.value).removeprefix(where))
+    assert len(set(messages)) == 1, messages
