@@ -173,12 +173,10 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
     for name, est in state.estimates.items():
         if est.runs == 0 and est.pending == 0:
             continue
-        where = ("default" if name == DEFAULT else "admissible" if name in state.admissible
-                 else "held back" if name in state.held_back else "not a candidate")
         prior = campaign.priors.get(name)
         rows.append({"config": name, "runs": est.runs, "running": est.pending,
                      "seconds": est.seconds, "ratio": est.ratio, "p_slower": est.p_slower,
-                     "state": where, "settings": campaign.settings.get(name, {}),
+                     "state": state.place(name), "settings": campaign.settings.get(name, {}),
                      "tune_estimate": None if prior is None else {
                          "speedup": round(math.exp(-prior.log_ratio), 4),
                          "log_sd": round(prior.sd, 4)}})

@@ -172,6 +172,17 @@ class Assessment:
         """The configuration a user should run now: the settled one, else the default."""
         return self.settled or self.default
 
+    def place(self, name: str) -> str:
+        """Where configuration ``name`` stands, as ``job status`` and the report say it:
+        ``default``, ``admissible``, ``held back`` (by the risk bound) or ``not a
+        candidate`` (neither: no longer offered, ranked below the first trials, or its
+        first trial still running)."""
+        if name == self.default:
+            return "default"
+        if name in self.admissible:
+            return "admissible"
+        return "held back" if name in self.held_back else "not a candidate"
+
 
 @dataclass(frozen=True)
 class Choice:

@@ -69,9 +69,7 @@ def _campaign_section(store: Store, tag: str, rows: Sequence[dict[str, Any]],
             "low": None if ratio is None else ratio[0],
             "high": None if ratio is None else ratio[2],
             "p_more_than_10pct_slower": est.p_slower,
-            "state": ("default" if name == DEFAULT else "admissible"
-                      if name in state.admissible else "held back"
-                      if name in state.held_back else "not a candidate"),
+            "state": state.place(name),
         })
     verdict = ("not settled: the default stays until a configuration beats it with "
                f"confidence ({state.needed})" if state.settled is None else

@@ -83,6 +83,14 @@ def test_a_held_back_candidate_that_looks_slower_settles_on_the_default() -> Non
     assert choose(runs, "default", ["slow"]).config == "default"
 
 
+def test_each_configuration_has_one_place() -> None:
+    runs = [Run("default", "baseline", s) for s in (10.0, 10.5, 9.5)]
+    runs += [Run("slow", "challenger", 16.0), Run("gone", "challenger", 9.0)]
+    state = assess(runs, "default", ["slow", "fresh"])
+    assert [state.place(c) for c in ("default", "fresh", "slow", "gone")] == [
+        "default", "admissible", "held back", "not a candidate"]
+
+
 def test_first_trials_go_only_to_the_top_ranked_candidates() -> None:
     truth = {"default": 10.0, **{f"c{i}": 10.0 for i in range(6)}}
     ranked = [f"c{i}" for i in range(6)]
