@@ -152,7 +152,7 @@ def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: floa
     record = finish_job(Store(store_path), tag, _job_id(job_id), seconds, source)
     click.echo(f"iotune: job {record['job_id']} of {tag}: {record['status']}", err=True)
     if tuned_path is not None:
-        click.echo(write_settled(tuned_path, Store(store_path), tag, guard), err=True)
+        click.echo(write_settled(tuned_path, Store(store_path), tag, guard).line, err=True)
 
 
 @job_group.command("status")
@@ -165,9 +165,12 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
     """Jobs so far, each configuration's estimate with its 90% interval, the gain so far,
     the regret paid and what is needed to settle."""
     guard = _guard(store_path, tuned_path)
-    campaign, state = status(Store(store_path), tag)
-    if tuned_path is not None:
-        click.echo(write_settled(tuned_path, Store(store_path), tag, guard), err=True)
+    if tuned_path is None:
+        campaign, state = status(Store(store_path), tag)
+    else:  # the table shows the state the tuned file was written from
+        written = write_settled(tuned_path, Store(store_path), tag, guard)
+        click.echo(written.line, err=True)
+        campaign, state = written.campaign, written.state
     pending = sum(1 for r in campaign.runs if r.pending)
     rows: list[dict[str, Any]] = []
     for name, est in state.estimates.items():

@@ -11,6 +11,7 @@ when settled, never guessed from an unfinished comparison.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,19 +54,33 @@ def tuned_document(campaign: Campaign, state: Assessment) -> dict[str, Any] | No
     return check_tuned(doc)
 
 
-def write_settled(path: Path, store: Store, tag: str, in_use: InUse) -> str:
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_settled` did (``line``, one line saying it) and the campaign and
+    state it decided from, read under the lock: what a caller shows beside it."""
+
+    line: str
+    campaign: Campaign
+    state: Assessment
+
+
+def write_settled(path: Path, store: Store, tag: str, in_use: InUse) -> Written:
     """Write the recommendation of campaign ``tag`` to the tuned file ``path`` when it is
     settled, under the journal's lock (``in_use``: the files an output never replaces, the
-    journal's); returns one line saying what was done."""
+    journal's). StoreError when the journal holds no job of ``tag``."""
     import yaml
 
+    if not store.exists():
+        # Refused before the lock, which would create the missing journal's directory.
+        status(store, tag)
     with store.exclusive():
         campaign, state = status(store, tag)
         doc = tuned_document(campaign, state)
         if doc is None:
-            return f"iotune: {path} unchanged: campaign {tag} has not settled"
+            return Written(f"iotune: {path} unchanged: campaign {tag} has not settled",
+                           campaign, state)
         write_output(path, yaml.safe_dump(to_plain(doc), sort_keys=False), "tuned",
                      option="--tuned", in_use=in_use)
     what = ("nothing better, the default stays" if doc["recommendation"] == "default"
             else f"{state.settled}, {doc['speedup']:.2f}x")
-    return f"iotune: wrote {path}: {what} ({doc['provenance']})"
+    return Written(f"iotune: wrote {path}: {what} ({doc['provenance']})", campaign, state)

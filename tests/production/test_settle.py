@@ -77,6 +77,24 @@ def test_nothing_better_writes_the_default_and_says_so(tmp_path: Path):
            "plausibly better than the default after 12 production jobs)" in applied.stderr
 
 
+def test_status_with_tuned_shows_the_state_it_wrote_from(tmp_path: Path):
+    """``--tuned`` changes only the line on stderr: the table is the campaign's, read once
+    under the lock the file is written with; a journal that is not there is refused before
+    anything is created."""
+    store, tuned = Store(tmp_path / "prod.jsonl"), tmp_path / "tuned.yaml"
+    _jobs(store, GAIN, 14, 0.5)
+    args = ("job", "status", "--store", str(store.path), "--tag", "app")
+    plain, written = invoke(*args), invoke(*args, "--tuned", str(tuned))
+    assert written.exit_code == 0, written.output
+    assert written.stdout == plain.stdout
+    assert written.stderr.startswith(f"iotune: wrote {tuned}: ") and tuned.exists()
+    missing = tmp_path / "none" / "prod.jsonl"
+    out = invoke("job", "status", "--store", str(missing), "--tag", "app", "--tuned",
+                 str(tuned))
+    assert out.exit_code != 0 and "no production job of campaign app" in out.output
+    assert not missing.parent.exists()
+
+
 def test_a_file_that_is_not_a_tuned_file_is_refused_before_the_job_is_recorded(tmp_path):
     store = Store(tmp_path / "prod.jsonl")
     start_job(store, "app", "j0", [GAIN])
