@@ -123,12 +123,12 @@ def campaign_figure(campaign: Campaign, state: Assessment) -> Any:
                    for i, n in enumerate(names)}
         for name in names:
             for role, marker in ROLE_MARKERS.items():
-                points = [(i + 1, r.seconds) for i, r in enumerate(campaign.runs)
-                          if r.config == name and r.role == role and r.seconds is not None]
-                jobs = [job for job, _ in points]
-                seconds = [float(t) for _, t in points if t is not None]
-                if jobs:
-                    ax.scatter(jobs, seconds, marker=marker, s=22, color=colours[name])
+                points = [(i + 1, seconds) for i, r in enumerate(campaign.runs)
+                          if r.config == name and r.role == role
+                          and (seconds := r.seconds) is not None]
+                if points:
+                    ax.scatter([job for job, _ in points], [t for _, t in points],
+                               marker=marker, s=22, color=colours[name])
         base = state.estimates[DEFAULT].seconds
         if base is not None:
             ax.axhline(base, color=DEFAULT_COLOUR, linestyle="--", linewidth=1)
