@@ -124,21 +124,28 @@ def measured_alternative(doc: Mapping[str, Any], key: str) -> dict[str, Any]:
     return _checked_settings(described["settings"], f"{key}.settings")
 
 
-def trial_configurations(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+def measured_alternatives(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """:func:`measured_alternative` of each of :data:`MEASURED_ALTERNATIVES`, by key, in
+    that order (best first)."""
+    return {key: measured_alternative(doc, key) for key in MEASURED_ALTERNATIVES}
+
+
+def trial_configurations(doc: Mapping[str, Any],
+                         alternatives: Mapping[str, Mapping[str, Any]]
+                         ) -> list[dict[str, Any]]:
     """The configurations a production campaign may try from a checked tuned document,
     best first, none the default: the recommended one (its :func:`configuration`) when it
-    changes anything, then the settings of ``best_found`` and ``runner_up``
-    (:func:`measured_alternative`), each once. A tune that kept the default because it
-    could not confirm its best found so hands that configuration over: the production jobs
-    are where such a gain gets confirmed."""
+    changes anything, then ``alternatives`` (:func:`measured_alternatives` of ``doc``: the
+    settings of ``best_found`` and ``runner_up``), each once. A tune that kept the default
+    because it could not confirm its best found so hands that configuration over: the
+    production jobs are where such a gain gets confirmed."""
     out: list[dict[str, Any]] = []
     recommended = configuration(doc)
     if recommended:
         out.append(recommended)
-    for key in MEASURED_ALTERNATIVES:
-        canonical = measured_alternative(doc, key)
+    for canonical in alternatives.values():
         if canonical and canonical not in out:
-            out.append(canonical)
+            out.append(dict(canonical))
     return out
 
 

@@ -35,7 +35,7 @@ from iotune.preload.report import file_io, has_opens
 from iotune.production.rule import Assessment, Choice, Prior, Run, assess, choose
 from iotune.store import Store, now_iso
 from iotune.store.lock import host_name
-from iotune.tuned import measured_alternative, trial_configurations
+from iotune.tuned import measured_alternatives, trial_configurations
 
 KIND = "production_job"
 #: Name of the configuration with no setting.
@@ -145,9 +145,10 @@ def tuned_candidates(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], Prior
         if (isinstance(estimate, int | float) and isinstance(interval, Sequence)
                 and len(interval) == 2 and all(isinstance(v, int | float) for v in interval)):
             prior = Prior.from_speedup(float(estimate), float(interval[0]), float(interval[1]))
-    best = measured_alternative(doc, "best_found")
+    alternatives = measured_alternatives(doc)  # each checked once
+    best = alternatives["best_found"]
     return [(config, prior if config == best else None)
-            for config in trial_configurations(doc)]
+            for config in trial_configurations(doc, alternatives)]
 
 
 def candidate_names(candidates: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -20,8 +20,11 @@ from iotune.production.jobs import (
     job_id_from_env,
     read_campaign,
     start_job,
+    tuned_candidates,
 )
+from iotune.production.rule import Prior
 from iotune.store import Store
+from iotune.tuned import check_tuned
 from tests.cli_result import error_line, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,3 +246,20 @@ def test_a_tune_that_kept_the_default_hands_its_best_found_and_runner_up_over(
     assert {r["config"]: r["tune_estimate"] for r in rows}[best] == {"speedup": 1.8,
                                                                      "log_sd": 0.4214}
     assert campaign.priors[best].sd == pytest.approx(math.log(1.8 / 0.9) / 1.6448536, abs=1e-6)
+
+
+def test_a_tuned_file_offers_each_configuration_once_its_best_found_with_the_estimate(
+        monkeypatch):
+    import iotune.tuned
+
+    doc = check_tuned({"settings": {"cb_nodes": 2},
+                       "best_found": {"settings": {"cb_nodes": 4}},
+                       "best_found_speedup": {"estimate": 1.5, "interval": [1.2, 1.9]},
+                       "runner_up": {"settings": {"cb_nodes": 2}}})
+    checked = []
+    alternative = iotune.tuned.measured_alternative
+    monkeypatch.setattr(iotune.tuned, "measured_alternative",
+                        lambda d, key: checked.append(key) or alternative(d, key))
+    assert tuned_candidates(doc) == [({"cb_nodes": 2}, None),
+                                     ({"cb_nodes": 4}, Prior.from_speedup(1.5, 1.2, 1.9))]
+    assert checked == ["best_found", "runner_up"]  # each alternative checked once
