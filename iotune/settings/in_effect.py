@@ -375,10 +375,3 @@ def likely_reason(effect: SettingEffect, result: Mapping[str, Any] | None) -> st
                 "values, e.g. cb_nodes above what cb_config_list allows)")
     return ""
 
-
-def describe_effect(effect: SettingEffect, result: Mapping[str, Any] | None) -> str:
-    """One line: ``cb_nodes=4: in effect 1 (the library used 1 instead ...)``."""
-    shown = {ABSENT: "not in effect", NOT_APPLICABLE: "not applicable",
-             DIFFERS: f"in effect {effect.in_effect}"}.get(effect.status, effect.status)
-    reason = likely_reason(effect, result)
-    return f"{effect.setting}={effect.requested}: {shown}" + (f" ({reason})" if reason else "")
