@@ -428,19 +428,19 @@ def init_command(output: Path, force: bool, launch_line: str | None) -> None:
     from iotune.config import build_config
     from iotune.templates.command_config import command_config, parse_launch
 
-    text = starter_config() if launch_line is None else command_config(launch_line)
+    launch = None if launch_line is None else parse_launch(launch_line)
+    text = starter_config() if launch is None else command_config(launch)
     build_config(yaml.safe_load(text), output.absolute().parent)  # what is written loads
     guard = InUse.of(store_files(_store_in_use()))
     check_output_file(output, "config", option="-o", in_use=guard, force=True)
     if (output.exists() or output.is_symlink()) and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
     write_output(output, text, "config", option="-o", in_use=guard, force=True)
-    if launch_line is None:
+    if launch is None:
         progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
     else:
-        ranks = parse_launch(launch_line).ranks
         progress(f"iotune: wrote {output}; the program starts in its directory; check it "
-                 f"with 'iotune run -c {output} --cores {ranks} --dry-run', then "
+                 f"with 'iotune run -c {output} --cores {launch.ranks} --dry-run', then "
                  "'iotune train'")
 
 

@@ -41,12 +41,14 @@ CB_WRITE = ("enable", "disable")
 
 @dataclass(frozen=True)
 class Launch:
-    """A parsed launch line: ``system.launcher``, ranks, nodes and the program's words."""
+    """A parsed launch line: ``system.launcher``, ranks, nodes, the program's words and the
+    ``line`` as given."""
 
     launcher: str
     ranks: int
     nodes: int
     program: list[str]
+    line: str
 
     @property
     def ranks_per_node(self) -> int:
@@ -95,7 +97,7 @@ def parse_launch(line: str) -> Launch:
     nodes = found.get("nodes", 1)
     if nodes > found["ranks"]:
         raise ConfigError(f"--command: {nodes} nodes exceed the {found['ranks']} ranks")
-    return Launch(launcher, found["ranks"], nodes, rest)
+    return Launch(launcher, found["ranks"], nodes, rest, line)
 
 
 def cb_nodes_values(ranks: int) -> list[int]:
@@ -109,10 +111,10 @@ def _flow_list(words: tuple[str, ...]) -> str:
     return f"[{', '.join(words)}]"
 
 
-def command_config(line: str) -> str:
-    """The text of a commented config that tunes the program ``line`` launches (see the
-    module's docstring). ConfigError as :func:`parse_launch`."""
-    launch = parse_launch(line)
+def command_config(launch: Launch) -> str:
+    """The text of a commented config that tunes the program ``launch`` starts (see the
+    module's docstring); ``launch`` comes from :func:`parse_launch`."""
+    line = launch.line
     per_node = launch.ranks_per_node
     cb_nodes = cb_nodes_values(launch.ranks)
     size = len(cb_nodes) * len(CB_BUFFER_SIZES) * len(CB_WRITE)
