@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import ConfigError
-from iotune.execution.launchers import detect_mpi_flavour
+from iotune.preload.mpi_flavour import detect_mpi_flavour
 from iotune.printable import Literal, Name, Plain, ShellWord, Word, Words, one_line, printed
 from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
 from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints
@@ -205,9 +205,9 @@ def preload_lines(settings: Mapping[str, Any], settings_file: str,
 
 
 def preload_library(required: bool, flavour: str | None = None) -> Path | None:
-    """The preload library's absolute path for the MPI ``flavour`` the program runs under,
-    built now if needed. When it cannot be built: ConfigError if ``required`` (``--format
-    preload``), else None."""
+    """The preload library's absolute path for the MPI ``flavour`` the program runs under
+    (None: the one ``mpiexec`` starts), built now if needed. When it cannot be built:
+    ConfigError if ``required`` (``--format preload``), else None."""
     from iotune.preload import build_library
 
     try:
@@ -319,7 +319,7 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
     def preload() -> Section:
         # built against the MPI that mpiexec starts: the library's MPI handles are its
         path = library if library is not None else preload_library(
-            fmt == "preload", flavour or detect_mpi_flavour())
+            fmt == "preload", flavour)
         return preload_lines(settings, settings_file, path, files)
 
     def every_file(name: str, make: Callable[[], Section]) -> Callable[[], Section]:

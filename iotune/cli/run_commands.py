@@ -32,6 +32,7 @@ from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.production.jobs import is_journal
 from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
 from iotune.settings.in_effect import row_not_in_effect
+from iotune.settings.metrics import Metric, command_metric
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
@@ -76,7 +77,8 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
         summary["bytes_read"] = measurement.bytes_read
     metric = result.get("metric") if result.get("measure") == "regex" else None
     if isinstance(metric, dict) and metric.get("label"):  # a program's own, by its name
-        summary[f"{metric['label']} ({metric.get('unit')})"] = metric.get("value")
+        named = Metric(str(metric["label"]), str(metric.get("unit")))
+        summary[named.column] = metric.get("value")
         if metric.get("unit") != "s":  # time_s holds its reciprocal: not a time
             summary.pop("time_s", None)
     settings = {k: describe_value(k, v) for k, v in record["settings"].items()}
@@ -347,8 +349,6 @@ def _named_metrics(rows: list[dict[str, Any]], frame: Any) -> list[dict[str, Any
     in its unit; when rows measured different ones, a ``metric`` column says each
     command run's figure, unit and name, and ``write_time`` is left blank for those (it
     holds what is minimised: for a bandwidth, its reciprocal)."""
-    from iotune.settings.metrics import command_metric
-
     if "write_time" not in frame.columns or "metric" not in frame.columns:
         return rows
     metrics = [command_metric({k: v for k, v in params.items() if isinstance(v, str)})
@@ -428,19 +428,19 @@ def init_command(output: Path, force: bool, launch_line: str | None) -> None:
     from iotune.config import build_config
     from iotune.templates.command_config import command_config, parse_launch
 
-    text = starter_config() if launch_line is None else command_config(launch_line)
+    launch = None if launch_line is None else parse_launch(launch_line)
+    text = starter_config() if launch is None else command_config(launch)
     build_config(yaml.safe_load(text), output.absolute().parent)  # what is written loads
     guard = InUse.of(store_files(_store_in_use()))
     check_output_file(output, "config", option="-o", in_use=guard, force=True)
     if (output.exists() or output.is_symlink()) and not force:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
     write_output(output, text, "config", option="-o", in_use=guard, force=True)
-    if launch_line is None:
+    if launch is None:
         progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
     else:
-        ranks = parse_launch(launch_line).ranks
         progress(f"iotune: wrote {output}; the program starts in its directory; check it "
-                 f"with 'iotune run -c {output} --cores {ranks} --dry-run', then "
+                 f"with 'iotune run -c {output} --cores {launch.ranks} --dry-run', then "
                  "'iotune train'")
 
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from iotune.errors import ConfigError, LaunchError
 from iotune.execution.slurm import srun_argv
+from iotune.preload.mpi_flavour import detect_mpi_flavour
 
 
 @dataclass(frozen=True)
@@ -72,24 +70,6 @@ def make_launcher(name: str, template: str | None = None,
         section = where.rsplit(".", 1)[0]
         return TemplateLauncher(template or "", where=section + ".launcher_template")
     return _REGISTRY[name]()
-
-
-@lru_cache(maxsize=4)
-def detect_mpi_flavour(mpiexec: str = "mpiexec") -> str:
-    """``openmpi`` or ``mpich`` from ``mpiexec --version``; ``unknown`` when it cannot run."""
-    path = shutil.which(mpiexec)
-    if path is None:
-        return "unknown"
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    text = (out.stdout + out.stderr).lower()
-    if "open mpi" in text or "open-mpi" in text or "openrte" in text:
-        return "openmpi"
-    if "hydra" in text or "mpich" in text:
-        return "mpich"
-    return "unknown"
 
 
 @register_launcher("mpiexec")

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from iotune.errors import ConfigError
+from iotune.preload.mpi_flavour import detect_mpi_flavour
 
 __all__ = [
     "COMPILER",
@@ -78,12 +79,14 @@ FLAVOUR_COMPILERS = {"openmpi": "h5pcc.openmpi"}
 
 def compiler(flavour: str | None = None) -> str:
     """The compiler to build with: ``$IOTUNE_PRELOAD_CC`` when set; else the wrapper of the
-    MPI ``flavour`` (``mpiexec --version``'s, see
-    :func:`iotune.execution.launchers.detect_mpi_flavour`) when it has its own and it is
+    MPI ``flavour`` (None: the one ``mpiexec`` starts,
+    :func:`~iotune.preload.mpi_flavour.detect_mpi_flavour`) when it has its own and it is
     installed; else ``h5pcc``."""
-    wrapper = FLAVOUR_COMPILERS.get(flavour or "")
-    return (os.environ.get(COMPILER_ENV)
-            or (wrapper if wrapper and shutil.which(wrapper) else None) or COMPILER)
+    explicit = os.environ.get(COMPILER_ENV)
+    if explicit:
+        return explicit
+    wrapper = FLAVOUR_COMPILERS.get(flavour or detect_mpi_flavour())
+    return wrapper if wrapper and shutil.which(wrapper) else COMPILER
 
 
 def _source_hash(flavour: str | None = None) -> str:

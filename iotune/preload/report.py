@@ -46,7 +46,8 @@ WRITER_FIELDS = ("ranks_writing", "ranks_writing_to_files", "ranks_writing_colle
 
 @dataclass(frozen=True)
 class Open:
-    """One open of a file as the report gives it (all ranks of a collective open merged).
+    """One open of a file as the report gives it (all ranks of a collective open merged),
+    what iotune uses of it: its times, ``ranks`` and ``closed`` are left in the report.
 
     ``hints`` are those read back right after the open by the communicator's rank 0, None
     when that rank's record is missing. ``section`` is the glob of the settings file's
@@ -55,13 +56,8 @@ class Open:
     path: str
     opened_by: str
     comm_size: int
-    ranks: int
     bytes_written: int
     bytes_read: int
-    open_to_close_s: float
-    write_s: float
-    read_s: float
-    closed: bool
     writers: Mapping[str, int]
     hints: Mapping[str, str] | None
     section: str | None = None
@@ -96,10 +92,8 @@ def opens(report: Mapping[str, Any]) -> list[Open]:
             hints = raw.get("hints_in_effect")
             out.append(Open(
                 str(entry.get("path", "")), str(entry.get("opened_by", "")),
-                _int(raw.get("comm_size")), _int(raw.get("ranks")),
-                _int(raw.get("bytes_written")), _int(raw.get("bytes_read")),
-                _float(raw.get("open_to_close_s")), _float(raw.get("write_s")),
-                _float(raw.get("read_s")), bool(raw.get("closed")),
+                _int(raw.get("comm_size")), _int(raw.get("bytes_written")),
+                _int(raw.get("bytes_read")),
                 {name: _int(raw.get(name)) for name in WRITER_FIELDS},
                 {str(k): str(v) for k, v in hints.items()} if isinstance(hints, Mapping)
                 else None,

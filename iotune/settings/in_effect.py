@@ -225,6 +225,13 @@ def _data_open(result: Mapping[str, Any]) -> Mapping[str, Any] | bool | None:
     return found if isinstance(found, Mapping) else None
 
 
+def _aggregators_wrote(cb_nodes: int, ranks: int, writers: int) -> bool:
+    """Whether ``writers`` ranks writing to the file is what ``cb_nodes`` aggregators give
+    among ``ranks`` with ``romio_cb_write=enable``: only the aggregators write, and there
+    are min(cb_nodes, ranks) of them."""
+    return writers == min(cb_nodes, ranks)
+
+
 def _aggregator_witness(effect: SettingEffect, hint: str, hints: Mapping[str, str],
                         moved: Mapping[str, Any] | bool) -> SettingEffect:
     """``effect`` of the ``cb_nodes`` hint read back, checked against the second witness
@@ -241,11 +248,11 @@ def _aggregator_witness(effect: SettingEffect, hint: str, hints: Mapping[str, st
             and isinstance(writers, int)) or ranks < 2 or collective < 1 or writers < 1:
         return effect
     try:
-        expected = min(int(str(effect.in_effect)), ranks)
+        cb_nodes = int(str(effect.in_effect))
     except ValueError:
         return effect
     seen = f"{writers} of {ranks} ranks wrote to the file inside collective writes"
-    if writers == expected:
+    if _aggregators_wrote(cb_nodes, ranks, writers):
         return SettingEffect(effect.setting, effect.status, effect.requested,
                              effect.in_effect, f"{effect.detail}; {seen}".lstrip("; "))
     return SettingEffect(effect.setting, UNVERIFIED, effect.requested, None,
@@ -287,10 +294,8 @@ def _judged_by_writers(name: str, requested: str, settings: Mapping[str, Any],
             return None
         ok = writers < data
     elif name == "cb_nodes" and enabled and isinstance(cb_nodes, int):
-        expected = min(cb_nodes, data)
-        if writers == expected:
-            return SettingEffect(name, IN_EFFECT, requested, str(writers), seen)
-        return SettingEffect(name, DIFFERS, requested, str(writers), seen)
+        status = IN_EFFECT if _aggregators_wrote(cb_nodes, data, writers) else DIFFERS
+        return SettingEffect(name, status, requested, str(writers), seen)
     else:
         return None
     return SettingEffect(name, IN_EFFECT if ok else DIFFERS, requested,
@@ -375,10 +380,3 @@ def likely_reason(effect: SettingEffect, result: Mapping[str, Any] | None) -> st
                 "values, e.g. cb_nodes above what cb_config_list allows)")
     return ""
 
-
-def describe_effect(effect: SettingEffect, result: Mapping[str, Any] | None) -> str:
-    """One line: ``cb_nodes=4: in effect 1 (the library used 1 instead ...)``."""
-    shown = {ABSENT: "not in effect", NOT_APPLICABLE: "not applicable",
-             DIFFERS: f"in effect {effect.in_effect}"}.get(effect.status, effect.status)
-    reason = likely_reason(effect, result)
-    return f"{effect.setting}={effect.requested}: {shown}" + (f" ({reason})" if reason else "")

@@ -34,16 +34,21 @@ _CB_FRACTIONS = (8, 4, 2, 1)
 #: A space of at most this many configurations is trained in full; a larger one by a Latin
 #: hypercube of this many runs.
 FULL_DESIGN_MAX = 12
+#: The ``cb_buffer_size`` and ``romio_cb_write`` values the space offers beside ``cb_nodes``.
+CB_BUFFER_SIZES = ("1MiB", "4MiB", "16MiB")
+CB_WRITE = ("enable", "disable")
 
 
 @dataclass(frozen=True)
 class Launch:
-    """A parsed launch line: ``system.launcher``, ranks, nodes and the program's words."""
+    """A parsed launch line: ``system.launcher``, ranks, nodes, the program's words and the
+    ``line`` as given."""
 
     launcher: str
     ranks: int
     nodes: int
     program: list[str]
+    line: str
 
     @property
     def ranks_per_node(self) -> int:
@@ -92,7 +97,7 @@ def parse_launch(line: str) -> Launch:
     nodes = found.get("nodes", 1)
     if nodes > found["ranks"]:
         raise ConfigError(f"--command: {nodes} nodes exceed the {found['ranks']} ranks")
-    return Launch(launcher, found["ranks"], nodes, rest)
+    return Launch(launcher, found["ranks"], nodes, rest, line)
 
 
 def cb_nodes_values(ranks: int) -> list[int]:
@@ -100,13 +105,19 @@ def cb_nodes_values(ranks: int) -> list[int]:
     return sorted({1, *(max(1, ranks // f) for f in _CB_FRACTIONS)})
 
 
-def command_config(line: str) -> str:
-    """The text of a commented config that tunes the program ``line`` launches (see the
-    module's docstring). ConfigError as :func:`parse_launch`."""
-    launch = parse_launch(line)
+def _flow_list(words: tuple[str, ...]) -> str:
+    """``words`` as a YAML flow sequence of plain scalars: ``[1MiB, 4MiB]`` (each a word
+    YAML reads back as that text)."""
+    return f"[{', '.join(words)}]"
+
+
+def command_config(launch: Launch) -> str:
+    """The text of a commented config that tunes the program ``launch`` starts (see the
+    module's docstring); ``launch`` comes from :func:`parse_launch`."""
+    line = launch.line
     per_node = launch.ranks_per_node
     cb_nodes = cb_nodes_values(launch.ranks)
-    size = len(cb_nodes) * 3 * 2
+    size = len(cb_nodes) * len(CB_BUFFER_SIZES) * len(CB_WRITE)
     design = ("design: full" if size <= FULL_DESIGN_MAX
               else f"design: lhs, runs: {FULL_DESIGN_MAX}")
     command = json.dumps(shlex.join(launch.program))  # a YAML double-quoted scalar
@@ -140,8 +151,8 @@ kernel:
 space:
   cb_config_list: ["*:{per_node}"]
   cb_nodes: {json.dumps(cb_nodes)}
-  cb_buffer_size: [1MiB, 4MiB, 16MiB]
-  romio_cb_write: [enable, disable]
+  cb_buffer_size: {_flow_list(CB_BUFFER_SIZES)}
+  romio_cb_write: {_flow_list(CB_WRITE)}
   # alignment: [4KiB, 1MiB]          # HDF5 programs (through the preload library)
   # stripe_count: [1, 4, 16, 64]     # Lustre only
   # stripe_size: [1MiB, 4MiB, 16MiB]

@@ -22,15 +22,18 @@ import pytest
 
 from iotune.errors import ConfigError
 from iotune.preload import (
+    COMPILER_ENV,
     LIBRARY_ENV,
     OUT_ENV,
     SETTINGS_ENV,
     build_command,
     build_library,
+    compiler,
     library_path,
     settings_text,
     source_path,
 )
+from iotune.preload.mpi_flavour import detect_mpi_flavour
 from iotune.preload.report import REPORT_VERSION, file_io, opens
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -522,6 +525,24 @@ def test_a_changed_source_gets_a_library_of_its_own(monkeypatch, tmp_path):
     edited.write_bytes(source_path().read_bytes() + b"/* edited */\n")
     monkeypatch.setattr(preload, "source_path", lambda: edited)
     assert library_path() != shipped and library_path().parent == shipped.parent
+
+
+def test_the_compiler_is_the_wrapper_of_the_mpi_mpiexec_starts(monkeypatch, tmp_path,
+                                                                fake_program):
+    # Every build (a tune's runs, python -m iotune.preload, the job lines) gets Open MPI's
+    # wrapper when mpiexec is Open MPI's; IOTUNE_PRELOAD_CC still overrides it.
+    fake_program("mpiexec", "echo 'mpiexec (Open MPI) 4.1.4'")
+    fake_program("h5pcc.openmpi", "exit 0")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv(COMPILER_ENV, raising=False)
+    detect_mpi_flavour.cache_clear()
+    try:
+        assert compiler() == "h5pcc.openmpi"
+        assert compiler("mpich") == "h5pcc"
+        monkeypatch.setenv(COMPILER_ENV, "my-h5pcc")
+        assert compiler() == "my-h5pcc"
+    finally:
+        detect_mpi_flavour.cache_clear()  # later callers detect the real mpiexec
 
 
 def test_missing_compiler_is_a_config_error(monkeypatch, tmp_path):
