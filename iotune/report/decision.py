@@ -22,7 +22,7 @@ from iotune.strategies.racing import (
     Speedup,
     pooled_noise,
     race,
-    shrunken_estimates,
+    ranked_estimates,
 )
 
 
@@ -68,7 +68,4 @@ def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDeci
 def _ranked(evaluations: list[Evaluation], by_key: Mapping[str, ConfigResult],
             choice: Choice | None) -> list[tuple[ConfigResult, Estimate]]:
     noise = choice.noise if choice is not None else pooled_noise(evaluations)
-    found = shrunken_estimates(evaluations, noise)
-    pairs = [(by_key[e.key], f, e.order) for e, f in zip(evaluations, found, strict=True)
-             if f is not None]
-    return [(c, f) for c, f, _ in sorted(pairs, key=lambda p: (p[1].time_s, p[2]))]
+    return [(by_key[e.key], f) for e, f in ranked_estimates(evaluations, noise)]

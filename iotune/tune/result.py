@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from iotune.strategies.racing import (
     Budget,
     Choice,
     Estimate,
+    ranked_estimates,
     shrunken_estimates,
 )
 from iotune.tune.merged import members
@@ -99,10 +99,10 @@ class TuneResult:
     def ranked(self) -> list[Evaluation]:
         """The default and every configuration, best first by :attr:`estimates` (ties:
         the order measured), those without a successful run last."""
-        def rank(e: Evaluation) -> tuple[float, int]:
-            found = self.estimates.get(e.key)
-            return (math.inf if found is None else found.time_s, e.order)
-        return sorted([self.default, *self.evaluations], key=rank)
+        pool = [self.default, *self.evaluations]
+        measured = [e for e, _ in ranked_estimates(pool, self.choice.noise)]
+        seen = {id(e) for e in measured}
+        return measured + sorted((e for e in pool if id(e) not in seen), key=lambda e: e.order)
 
     @property
     def recommended(self) -> Evaluation:

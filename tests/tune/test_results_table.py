@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -20,7 +21,7 @@ from iotune.config import build_config
 from iotune.model.trust import NO_PREDICTION
 from iotune.store import Store
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import MIN_GAIN, Noise, ranked, shrunken_estimates
+from iotune.strategies.racing import MIN_GAIN, Noise, ranked, ranked_estimates, shrunken_estimates
 from iotune.tune import tune
 from iotune.tune.table import prediction_errors, table_rows
 from tests.tune.replay_config import replay_config
@@ -148,3 +149,12 @@ def test_a_tune_that_kept_the_default_is_reported_as_such_with_the_best_found(tm
     html = (tmp_path / "r2" / "index.html").read_text()
     assert "stripe_count=2: " in html and "not recommended" in html
     assert escape(doc["reason"]).replace("&#x27;", "&#39;") in html  # as jinja escapes
+
+
+def test_ranked_estimates_leave_out_failed_configurations_and_break_ties_by_order():
+    tied = [Evaluation({"x": i}, str(i), times=[2.0, 2.0], order=i) for i in (2, 1)]
+    failed = Evaluation({"x": 3}, "3", failures=["crashed"], order=0)
+    fast = Evaluation({"x": 4}, "4", times=[1.0], order=5)
+    pairs = ranked_estimates([*tied, failed, fast], Noise(None, 0))
+    assert [e for e, _ in pairs] == [fast, tied[1], tied[0]]
+    assert [f.time_s for _, f in pairs] == pytest.approx([1.0, 2.0, 2.0])
