@@ -348,8 +348,7 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
     found = result.estimates.get(evaluation.key)
     if found is None:
         return "no successful run"
-    low_high = (None if found.low_s is None or found.high_s is None
-                else metric.shown_interval(found.low_s, found.high_s))
+    low_high = found.shown_interval(metric)
     interval = ("unknown" if low_high is None else
                 f"{low_high[0]:.4g}-{low_high[1]:.4g} {metric.unit}")
     bandwidth = ("" if result.bytes_written is None else

@@ -59,6 +59,7 @@ import numpy as np
 from iotune.strategies.rank_test import log_shift
 
 if TYPE_CHECKING:
+    from iotune.settings.metrics import Metric
     from iotune.strategies.base import Evaluation
 
 CONFIDENCE = 0.90
@@ -170,6 +171,12 @@ class Estimate:
     low_s: float | None
     high_s: float | None
     runs: int
+
+    def shown_interval(self, metric: Metric) -> tuple[float, float] | None:
+        """The interval in ``metric``'s unit, low end first; None when unbounded."""
+        if self.low_s is None or self.high_s is None:
+            return None
+        return metric.shown_interval(self.low_s, self.high_s)
 
 
 def estimate(evaluation: Evaluation, noise: Noise) -> Estimate | None:
