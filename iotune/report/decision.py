@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from iotune.report.data import ConfigResult, ScaleTune
@@ -40,7 +41,17 @@ class ScaleDecision:
     source: str
 
     def estimate(self, config: ConfigResult) -> Estimate | None:
-        return next((found for c, found in self.ranked if c is config), None)
+        """``config``'s estimate (the very object, as ranked); None when it is not ranked."""
+        return self._estimates.get(id(config))
+
+    @cached_property
+    def _estimates(self) -> dict[int, Estimate]:
+        """Each ranked configuration's estimate by ``id`` (the first, were one ranked
+        twice): built once, since a figure asks for it several times per bar."""
+        out: dict[int, Estimate] = {}
+        for config, found in self.ranked:
+            out.setdefault(id(config), found)
+        return out
 
 
 def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDecision:
