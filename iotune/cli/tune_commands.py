@@ -204,8 +204,10 @@ def _tune_text(result: TuneResult) -> str:
              f"{metric.unit}, {metric.better} is better)",
              ""]
     rows = table_rows(result, limit=TABLE_ROWS)
-    lines += [render_table([_row_cells(result, i, row) for i, row in enumerate(rows, 1)]), ""]
-    lines += _table_notes(result, rows)
+    predicted = any(e.predicted is not None for e in result.evaluations)
+    lines += [render_table([_row_cells(result, i, row, predicted)
+                            for i, row in enumerate(rows, 1)]), ""]
+    lines += _table_notes(result, rows, predicted)
     choice = result.choice
     summary: dict[str, Any] = {"default": _figure_text(result, result.default)}
     if result.best is not None and result.best is not result.default:
@@ -274,10 +276,10 @@ def _tune_text(result: TuneResult) -> str:
 TABLE_ROWS = 10
 
 
-def _row_cells(result: TuneResult, rank: int, row: Row) -> dict[str, Any]:
+def _row_cells(result: TuneResult, rank: int, row: Row, predicted: bool) -> dict[str, Any]:
     """One row of the printed table: rank, settings, the estimate and its interval in the
     metric's unit, the runs, the bandwidth at the estimate (a kernel, whose bytes are
-    known) and the prediction."""
+    known) and, when the table has a ``predicted`` column, the prediction."""
     unit = result.metric.unit
     cells: dict[str, Any] = {
         "rank": rank, "settings": row.settings + (" (default)" if row.is_default
@@ -288,14 +290,15 @@ def _row_cells(result: TuneResult, rank: int, row: Row) -> dict[str, Any]:
         "runs": row.runs if not row.failed else f"{row.runs} (+{row.failed} failed)"}
     if result.bytes_written is not None and row.value is not None:  # at the estimate
         cells["MiB/s"] = float(f"{result.bytes_written / 2**20 / row.value:.4g}")
-    if any(e.predicted is not None for e in result.evaluations):
+    if predicted:
         cells[f"predicted {unit}"] = (row.predicted if not isinstance(row.predicted, float)
                                       else float(f"{row.predicted:.4g}"))
     return cells
 
 
-def _table_notes(result: TuneResult, rows: list[Row]) -> list[str]:
-    """What the table's figures are, and how far its predictions are from them."""
+def _table_notes(result: TuneResult, rows: list[Row], predicted: bool) -> list[str]:
+    """What the table's figures are, and how far its predictions (when it has a
+    ``predicted`` column) are from them."""
     metric = result.metric
     notes = [f"{metric.unit}: the estimate of each configuration's typical {metric.label} "
              "from its runs, shrunk towards the others' as the race ranks them (docs/"
@@ -303,7 +306,7 @@ def _table_notes(result: TuneResult, rows: list[Row]) -> list[str]:
     if any("|" in row.settings for row in rows):
         notes.append("a|b: configurations that asked for different values but ran with the "
                      "same settings in effect, one row with the runs of each")
-    if any(e.predicted is not None for e in result.evaluations):
+    if predicted:
         errors = prediction_errors(result, rows)
         shown = ("no row to compare" if errors.shown is None else
                  f"{errors.shown:.2f} RMS relative error against the estimates over "
@@ -348,8 +351,7 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
     found = result.estimates.get(evaluation.key)
     if found is None:
         return "no successful run"
-    low_high = (None if found.low_s is None or found.high_s is None
-                else metric.shown_interval(found.low_s, found.high_s))
+    low_high = found.shown_interval(metric)
     interval = ("unknown" if low_high is None else
                 f"{low_high[0]:.4g}-{low_high[1]:.4g} {metric.unit}")
     bandwidth = ("" if result.bytes_written is None else

@@ -21,6 +21,7 @@ Without either the mode is ``unknown``; POSIX operations have none (``n/a``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -78,19 +79,28 @@ def label_access(ops: pd.DataFrame, names: Mapping[int, str],
         return ops
     by_name = {fc.name: fc.mpiio for fc in files if fc.mpiio}
     calls = ops["call"] if "call" in ops.columns else pd.Series("", index=ops.index)
+    # A trace has many operations and few distinct (module, file, op, call): each is
+    # labelled once.
+    modes: dict[tuple[Any, Any, Any, Any], tuple[str, str]] = {}
     collective: list[str] = []
     blocking: list[str] = []
-    for module, file_id, op, call in zip(ops["module"], ops["file_id"], ops["op"],
-                                         calls.fillna(""), strict=True):
-        if module != "DXT_MPIIO":
-            mode = (NOT_APPLICABLE, NOT_APPLICABLE)
-        elif call:
-            mode = call_mode(str(call))
-        else:
-            counters = by_name.get(names.get(int(file_id), ""), {})
-            mode = counters_mode(counters, str(op)) if counters else (UNKNOWN, UNKNOWN)
-        collective.append(mode[0])
-        blocking.append(mode[1])
+    for row in zip(ops["module"], ops["file_id"], ops["op"], calls.fillna(""), strict=True):
+        if row not in modes:
+            modes[row] = _operation_mode(*row, names, by_name)
+        collective.append(modes[row][0])
+        blocking.append(modes[row][1])
     ops["collective"] = collective
     ops["blocking"] = blocking
     return ops
+
+
+def _operation_mode(module: Any, file_id: Any, op: Any, call: Any, names: Mapping[int, str],
+                    by_name: Mapping[str, Mapping[str, float]]) -> tuple[str, str]:
+    """(collective, blocking) of one traced operation (module doc); ``by_name`` holds the
+    MPI-IO counters of each file that has them."""
+    if module != "DXT_MPIIO":
+        return NOT_APPLICABLE, NOT_APPLICABLE
+    if call:
+        return call_mode(str(call))
+    counters = by_name.get(names.get(int(file_id), ""), {})
+    return counters_mode(counters, str(op)) if counters else (UNKNOWN, UNKNOWN)

@@ -120,24 +120,25 @@ class MpiioFile:
         self.collective = collective
         self.nonblocking = nonblocking
         self.pending: list[Any] = []
+        self._write = self._call("write")
+        self._read = self._call("read")
+
+    def _call(self, kind: str) -> Any:
+        """The file's MPI-IO function for ``kind`` (write or read) in this mode:
+        ``Write_at``, ``Write_at_all``, ``Iwrite_at`` or ``Iwrite_at_all`` (reads alike)."""
+        name = f"I{kind}" if self.nonblocking else kind.capitalize()
+        return getattr(self.fh, name + ("_at_all" if self.collective else "_at"))
 
     def write(self, offset: int, buf: memoryview) -> None:
-        if self.nonblocking:
-            start = self.fh.Iwrite_at_all if self.collective else self.fh.Iwrite_at
-            self.pending.append(start(offset, buf))
-        elif self.collective:
-            self.fh.Write_at_all(offset, buf)
-        else:
-            self.fh.Write_at(offset, buf)
+        self._started(self._write(offset, buf))
 
     def read(self, offset: int, buf: memoryview) -> None:
+        self._started(self._read(offset, buf))
+
+    def _started(self, request: Any) -> None:
+        """Keep a non-blocking call's request for :meth:`wait` (a blocking one has none)."""
         if self.nonblocking:
-            start = self.fh.Iread_at_all if self.collective else self.fh.Iread_at
-            self.pending.append(start(offset, buf))
-        elif self.collective:
-            self.fh.Read_at_all(offset, buf)
-        else:
-            self.fh.Read_at(offset, buf)
+            self.pending.append(request)
 
     def wait(self) -> None:
         """Complete the non-blocking requests started so far."""

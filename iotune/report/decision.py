@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from iotune.report.data import ConfigResult, ScaleTune
@@ -22,7 +23,7 @@ from iotune.strategies.racing import (
     Speedup,
     pooled_noise,
     race,
-    shrunken_estimates,
+    ranked_estimates,
 )
 
 
@@ -40,7 +41,17 @@ class ScaleDecision:
     source: str
 
     def estimate(self, config: ConfigResult) -> Estimate | None:
-        return next((found for c, found in self.ranked if c is config), None)
+        """``config``'s estimate (the very object, as ranked); None when it is not ranked."""
+        return self._estimates.get(id(config))
+
+    @cached_property
+    def _estimates(self) -> dict[int, Estimate]:
+        """Each ranked configuration's estimate by ``id`` (the first, were one ranked
+        twice): built once, since a figure asks for it several times per bar."""
+        out: dict[int, Estimate] = {}
+        for config, found in self.ranked:
+            out.setdefault(id(config), found)
+        return out
 
 
 def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDecision:
@@ -68,7 +79,4 @@ def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDeci
 def _ranked(evaluations: list[Evaluation], by_key: Mapping[str, ConfigResult],
             choice: Choice | None) -> list[tuple[ConfigResult, Estimate]]:
     noise = choice.noise if choice is not None else pooled_noise(evaluations)
-    found = shrunken_estimates(evaluations, noise)
-    pairs = [(by_key[e.key], f, e.order) for e, f in zip(evaluations, found, strict=True)
-             if f is not None]
-    return [(c, f) for c, f, _ in sorted(pairs, key=lambda p: (p[1].time_s, p[2]))]
+    return [(by_key[e.key], f) for e, f in ranked_estimates(evaluations, noise)]

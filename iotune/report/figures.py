@@ -123,10 +123,8 @@ def topk_figure(dataset: Dataset, tune: ScaleTune, top: int,
 
     def whiskers(entry: ConfigResult) -> list[list[float]]:
         found = decision.estimate(entry) if decision is not None else None
-        if found is None or found.low_s is None or found.high_s is None:
-            low, high = metric.shown_interval(min(entry.times), max(entry.times))
-        else:
-            low, high = metric.shown_interval(found.low_s, found.high_s)
+        interval = None if found is None else found.shown_interval(metric)
+        low, high = interval or metric.shown_interval(min(entry.times), max(entry.times))
         return [[centre(entry) - low], [high - centre(entry)]]
 
     with _style():

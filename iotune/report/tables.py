@@ -189,8 +189,7 @@ def topk_table(dataset: Dataset, tune: ScaleTune, top: int, stem: str,
                           else _round(metric.shown(config.predicted))
                           if possible(config.predicted) else NO_PREDICTION)
         impossible = impossible or predicted == NO_PREDICTION
-        interval = (None if found is None or found.low_s is None or found.high_s is None
-                    else metric.shown_interval(found.low_s, found.high_s))
+        interval = None if found is None else found.shown_interval(metric)
         low, high = metric.shown_interval(min(config.times), max(config.times))
         row: dict[str, Any] = {
             "rank": "default" if config.is_default else rank,

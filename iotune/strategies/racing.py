@@ -59,6 +59,7 @@ import numpy as np
 from iotune.strategies.rank_test import log_shift
 
 if TYPE_CHECKING:
+    from iotune.settings.metrics import Metric
     from iotune.strategies.base import Evaluation
 
 CONFIDENCE = 0.90
@@ -170,6 +171,12 @@ class Estimate:
     low_s: float | None
     high_s: float | None
     runs: int
+
+    def shown_interval(self, metric: Metric) -> tuple[float, float] | None:
+        """The interval in ``metric``'s unit, low end first; None when unbounded."""
+        if self.low_s is None or self.high_s is None:
+            return None
+        return metric.shown_interval(self.low_s, self.high_s)
 
 
 def estimate(evaluation: Evaluation, noise: Noise) -> Estimate | None:
@@ -287,18 +294,26 @@ def shrunken_estimates(evaluations: Sequence[Evaluation],
 
 def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:
     """The log of each configuration's :func:`shrunken_estimates` (``inf`` for a
-    configuration without a successful run): what :func:`ranked` orders by."""
+    configuration without a successful run)."""
     return [math.inf if e is None else math.log(e.time_s)
             for e in shrunken_estimates(evaluations, noise)]
 
 
+def ranked_estimates(evaluations: Sequence[Evaluation],
+                     noise: Noise) -> list[tuple[Evaluation, Estimate]]:
+    """The configurations of ``evaluations`` with a successful run, each with its
+    :func:`shrunken_estimates` one (over all of ``evaluations``), best first by it (ties:
+    evaluation order): the one ranking the race, the results table and the report share."""
+    found = shrunken_estimates(evaluations, noise)
+    pairs = [(e, f) for e, f in zip(evaluations, found, strict=True) if f is not None]
+    return sorted(pairs, key=lambda pair: (pair[1].time_s, pair[0].order))
+
+
 def ranked(evaluations: Iterable[Evaluation], noise: Noise | None = None) -> list[Evaluation]:
-    """Measured configurations, best first by shrunken estimate (ties: evaluation order).
-    ``noise`` defaults to the spread pooled over ``evaluations``."""
+    """Measured configurations, best first by :func:`ranked_estimates`. ``noise`` defaults
+    to the spread pooled over the measured ones."""
     pool = [e for e in evaluations if len(_logs(e))]
-    centres = shrunken_centres(pool, pooled_noise(pool) if noise is None else noise)
-    order = sorted(range(len(pool)), key=lambda i: (centres[i], pool[i].order))
-    return [pool[i] for i in order]
+    return [e for e, _ in ranked_estimates(pool, pooled_noise(pool) if noise is None else noise)]
 
 
 def leaders(evaluations: Iterable[Evaluation], count: int = RACE_SIZE,

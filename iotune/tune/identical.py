@@ -34,15 +34,26 @@ def in_effect_signature(evaluation: Evaluation, ignored: Mapping[str, str],
     return repr(sorted((k, str(v)) for k, v in effective.items()))
 
 
+#: Signatures already worked out, by :func:`_signature_key`: a caller that merges the same
+#: growing evaluations again and again (the race) keeps one and passes it each time.
+SignatureCache = dict[tuple[str, int, int], str | None]
+
+
 def merge_identical(evaluations: Iterable[Evaluation], ignored: Mapping[str, str],
-                    measured: bool, statistic: str) -> list[Evaluation]:
+                    measured: bool, statistic: str,
+                    cache: SignatureCache | None = None) -> list[Evaluation]:
     """``evaluations`` with those that ran identically as one :class:`Merged` each (its
-    ``statistic`` by ``statistic``), the others as they are, in the order given."""
+    ``statistic`` by ``statistic``), the others as they are, in the order given.
+
+    ``cache`` (optional, for one ``ignored`` and ``measured``) keeps each configuration's
+    signature until it has more runs, so merging again after a few runs verifies only the
+    configurations that ran."""
+    if not measured:  # nothing read back: no signature, nothing merged
+        return list(evaluations)
     groups: dict[str, list[Evaluation]] = {}
     out: list[Evaluation | str] = []
     for evaluation in evaluations:
-        signature = (in_effect_signature(evaluation, ignored, measured)
-                     if evaluation.settings else None)
+        signature = _signature(evaluation, ignored, cache) if evaluation.settings else None
         if signature is None:
             out.append(evaluation)
             continue
@@ -52,6 +63,23 @@ def merge_identical(evaluations: Iterable[Evaluation], ignored: Mapping[str, str
         groups[signature].append(evaluation)
     return [_merged(groups[item], statistic) if isinstance(item, str) else item
             for item in out]
+
+
+def _signature_key(evaluation: Evaluation) -> tuple[str, int, int]:
+    """What an evaluation's signature depends on that changes: its runs so far (a run adds
+    a time or a failure, and its measurement where they are kept)."""
+    return evaluation.key, len(evaluation.measurements), len(evaluation.times)
+
+
+def _signature(evaluation: Evaluation, ignored: Mapping[str, str],
+               cache: SignatureCache | None) -> str | None:
+    """:func:`in_effect_signature` of a measured ``evaluation``, from ``cache`` if there."""
+    if cache is None:
+        return in_effect_signature(evaluation, ignored, True)
+    key = _signature_key(evaluation)
+    if key not in cache:
+        cache[key] = in_effect_signature(evaluation, ignored, True)
+    return cache[key]
 
 
 def _merged(members: list[Evaluation], statistic: str) -> Evaluation:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from iotune.strategies.racing import (
     Budget,
     Choice,
     Estimate,
+    ranked_estimates,
     shrunken_estimates,
 )
 from iotune.tune.merged import members
@@ -99,10 +99,10 @@ class TuneResult:
     def ranked(self) -> list[Evaluation]:
         """The default and every configuration, best first by :attr:`estimates` (ties:
         the order measured), those without a successful run last."""
-        def rank(e: Evaluation) -> tuple[float, int]:
-            found = self.estimates.get(e.key)
-            return (math.inf if found is None else found.time_s, e.order)
-        return sorted([self.default, *self.evaluations], key=rank)
+        pool = [self.default, *self.evaluations]
+        measured = [e for e, _ in ranked_estimates(pool, self.choice.noise)]
+        seen = {id(e) for e in measured}
+        return measured + sorted((e for e in pool if id(e) not in seen), key=lambda e: e.order)
 
     @property
     def recommended(self) -> Evaluation:
@@ -176,10 +176,7 @@ class TuneResult:
                 "failed_repetitions": len(evaluation.failures),
             }
             if found is not None:
-                out["estimate_mib_s"] = round(metric.shown(found.time_s), 6)
-                out["interval_mib_s"] = (
-                    None if found.low_s is None or found.high_s is None else
-                    [round(v, 6) for v in metric.shown_interval(found.low_s, found.high_s)])
+                out.update(_estimate_figures(metric, found, "mib_s"))
             return out
         if self.bytes_written is not None:
             bandwidth: float | None = self.bytes_written / 2**20 / evaluation.statistic
@@ -196,9 +193,7 @@ class TuneResult:
             "failed_repetitions": len(evaluation.failures),
         }
         if found is not None:
-            out["estimate_s"] = round(found.time_s, 6)
-            out["interval_s"] = (None if found.low_s is None or found.high_s is None
-                                 else [round(found.low_s, 6), round(found.high_s, 6)])
+            out.update(_estimate_figures(metric, found, "s"))
         return out
 
     def _described(self, evaluation: Evaluation) -> dict[str, Any]:
@@ -296,6 +291,14 @@ class Verified:
     settings: dict[str, Any]
     not_in_effect: dict[str, dict[str, Any]] = field(default_factory=dict)
     unverified: dict[str, Any] = field(default_factory=dict)
+
+
+def _estimate_figures(metric: Metric, found: Estimate, suffix: str) -> dict[str, Any]:
+    """``found`` and its interval in ``metric``'s unit, as ``estimate_<suffix>`` and
+    ``interval_<suffix>`` (None: unbounded)."""
+    interval = found.shown_interval(metric)
+    return {f"estimate_{suffix}": round(metric.shown(found.time_s), 6),
+            f"interval_{suffix}": None if interval is None else [round(v, 6) for v in interval]}
 
 
 def verify(evaluation: Evaluation, ignored: Mapping[str, str], measured: bool) -> Verified:

@@ -26,7 +26,7 @@ from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation, Strategy, make_strategy, resolve_options
 from iotune.strategies.racing import Budget, Noise, pooled_noise, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
-from iotune.tune.identical import merge_identical
+from iotune.tune.identical import SignatureCache, merge_identical
 from iotune.tune.result import TuneResult
 from iotune.tune.target import with_target
 from iotune.variability.state import StatePolicy
@@ -102,12 +102,13 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     reads_back = backend.reads_back
 
     latest: list[Evaluation] = []
+    signatures: SignatureCache = {}
 
     def pool() -> list[Evaluation]:
         """The configurations measured, those that ran identically as one (the latest list
         kept, so the result holds the very objects the race chose among)."""
         latest[:] = merge_identical(sorted(context.evaluations.values(), key=lambda e: e.order),
-                                    ignored, reads_back, tune_cfg.statistic)
+                                    ignored, reads_back, tune_cfg.statistic, signatures)
         return list(latest)
 
     def again(evaluation: Evaluation) -> bool:

@@ -19,7 +19,6 @@ from typing import Any
 from iotune.model.trust import NO_PREDICTION, possible
 from iotune.settings.values import describe_value
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import Estimate
 from iotune.tune.merged import members
 from iotune.tune.result import TuneResult
 
@@ -50,7 +49,7 @@ def table_rows(result: TuneResult, limit: int | None = None) -> list[Row]:
     for evaluation in result.ranked():
         found = result.estimates.get(evaluation.key)
         value = None if found is None else metric.shown(found.time_s)
-        interval = _interval(result, found)
+        interval = None if found is None else found.shown_interval(metric)
         rows.append(Row(
             evaluation, settings_text(evaluation), value, interval, len(evaluation.times),
             len(evaluation.failures), _predicted(result, evaluation),
@@ -78,12 +77,6 @@ def settings_text(evaluation: Evaluation) -> str:
             for e in group))
         words.append(f"{name}={'|'.join(str(v) for v in values)}")
     return " ".join(words)
-
-
-def _interval(result: TuneResult, found: Estimate | None) -> tuple[float, float] | None:
-    if found is None or found.low_s is None or found.high_s is None:
-        return None
-    return result.metric.shown_interval(found.low_s, found.high_s)
 
 
 def _predicted(result: TuneResult, evaluation: Evaluation) -> float | str | None:

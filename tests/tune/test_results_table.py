@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -18,9 +19,17 @@ from iotune.cli.main import cli
 from iotune.cli.tune_commands import _tune_text
 from iotune.config import build_config
 from iotune.model.trust import NO_PREDICTION
+from iotune.settings.metrics import Metric
 from iotune.store import Store
 from iotune.strategies.base import Evaluation
-from iotune.strategies.racing import MIN_GAIN, Noise, ranked, shrunken_estimates
+from iotune.strategies.racing import (
+    MIN_GAIN,
+    Estimate,
+    Noise,
+    ranked,
+    ranked_estimates,
+    shrunken_estimates,
+)
 from iotune.tune import tune
 from iotune.tune.table import prediction_errors, table_rows
 from tests.tune.replay_config import replay_config
@@ -148,3 +157,19 @@ def test_a_tune_that_kept_the_default_is_reported_as_such_with_the_best_found(tm
     html = (tmp_path / "r2" / "index.html").read_text()
     assert "stripe_count=2: " in html and "not recommended" in html
     assert escape(doc["reason"]).replace("&#x27;", "&#39;") in html  # as jinja escapes
+
+
+def test_ranked_estimates_leave_out_failed_configurations_and_break_ties_by_order():
+    tied = [Evaluation({"x": i}, str(i), times=[2.0, 2.0], order=i) for i in (2, 1)]
+    failed = Evaluation({"x": 3}, "3", failures=["crashed"], order=0)
+    fast = Evaluation({"x": 4}, "4", times=[1.0], order=5)
+    pairs = ranked_estimates([*tied, failed, fast], Noise(None, 0))
+    assert [e for e, _ in pairs] == [fast, tied[1], tied[0]]
+    assert [f.time_s for _, f in pairs] == pytest.approx([1.0, 2.0, 2.0])
+
+
+def test_an_estimate_interval_is_shown_in_the_metric_unit_low_end_first():
+    bandwidth = Metric("bandwidth", "MiB/s")
+    assert Estimate(1.0, 0.5, 2.0, 3).shown_interval(bandwidth) == (0.5, 2.0)
+    assert Estimate(1.0, 0.25, 2.0, 3).shown_interval(bandwidth) == (0.5, 4.0)
+    assert Estimate(1.0, None, None, 1).shown_interval(Metric("time")) is None
