@@ -22,7 +22,7 @@ from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
 from iotune.store.cache import cache_path
 from iotune.store.claims import claims_path
-from iotune.store.journal import resolve_store_path
+from iotune.store.location import is_directory_store, resolve_store_path
 from iotune.store.lock import lock_path
 from iotune.store.targets import TARGET_TABLE, TARGETS
 from iotune.ui.output import FORMATS, progress
@@ -209,7 +209,7 @@ def store_files(store: Path | None) -> list[tuple[str, Path]]:
     files = [("the store in use", journal), ("the store's lock file", lock_path(journal)),
              ("the store's claims file", claims_path(journal)),
              ("the store's cache directory", cache_path(journal))]
-    return [("the store in use", store), *files] if journal.parent == store else files
+    return [("the store in use", store), *files] if is_directory_store(store) else files
 
 
 def in_use(config: Config | None, store: Path | None = None,

@@ -88,6 +88,7 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
     """
     ident = _job_id(job_id)
+    store = Store(store_path).check_writable()
     configs: list[dict[str, Any]] = []
     priors: list[Prior | None] = []
     for path in candidates:
@@ -98,7 +99,7 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
                        "the default and names no best found)", err=True)
         configs += [c for c, _ in offered]
         priors += [p for _, p in offered]
-    choice, config = start_job(Store(store_path), tag, ident, configs, priors)
+    choice, config = start_job(store, tag, ident, configs, priors)
     settings, files = split_configuration(config)
     click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "
                f"{choice.reason})")
@@ -145,14 +146,15 @@ def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: floa
                           "one of the three")
     if pattern is not None and report_path is None:
         raise ConfigError("--files: chooses files of --preload-report, which is not given")
+    store = Store(store_path).check_writable()
     source = None
     if report_path is not None:
         seconds, source = io_seconds_from_report(report_path, pattern)
     guard = _guard(store_path, tuned_path)
-    record = finish_job(Store(store_path), tag, _job_id(job_id), seconds, source)
+    record = finish_job(store, tag, _job_id(job_id), seconds, source)
     click.echo(f"iotune: job {record['job_id']} of {tag}: {record['status']}", err=True)
     if tuned_path is not None:
-        click.echo(write_settled(tuned_path, Store(store_path), tag, guard).line, err=True)
+        click.echo(write_settled(tuned_path, store, tag, guard).line, err=True)
 
 
 @job_group.command("status")

@@ -151,8 +151,8 @@ def run_command(config_path: Path | None, kernel_name: str | None, app_command: 
     if dry_run:
         click.echo(backend.describe(request))
         return
+    store = None if no_store else Store(store_path or config.store).check_writable()
     remove_orphaned_runs(backend)
-    store = None if no_store else Store(store_path or config.store)
     with interrupt.handling_signals():
         records = run_once(backend, request, reps, store, say=progress)
     summaries = [summarise(r) for r in records]

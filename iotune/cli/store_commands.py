@@ -63,7 +63,7 @@ def check_command(config_path: Path | None, store_path: Path | None, repair: boo
 
     store = Store(store_path if store_path is not None else resolve_config(config_path).store)
     if repair:
-        checks, moved = repair_store(store)
+        checks, moved = repair_store(store.check_writable())
     else:
         checks, moved = check_store(store), []
     damaged = any(check.bad for check in checks)

@@ -125,7 +125,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
         raise ConfigError("--array N writes a job array script: give --emit-sbatch PATH "
                                "too (to run workers by hand, start 'iotune train' N times)")
     plans = plan_campaign(config)
-    store = Store(config.store)
+    store = Store(config.store).check_writable()  # a job script too must find it writable
     per_run = seconds_per_run(store, config.kernel.name)
     if sbatch_path is not None:
         write_job_script(sbatch_path, job_script(config, plans, per_run, partition, account,

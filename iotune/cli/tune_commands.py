@@ -116,9 +116,9 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     guard = in_use(config, inputs={"the proxy file": _proxy_path(kernel_name)})
     if output is not None:
         check_output_file(output, "tuned", option="-o", in_use=guard, force=force)
+    store = Store(config.store).check_writable()
     backend = make_backend(config)
     remove_orphaned_runs(backend)
-    store = Store(config.store)
     started = time.monotonic()
     try:
         with interrupt.handling_signals(), make_progress(None, "tune", no_color=no_color) as bar:

@@ -111,7 +111,7 @@ def probe_command(config_path: Path | None, store_path: Path | None, interval: s
     config = resolve_config(config_path)
     if scratch is not None:
         check_not_system_directory(scratch, "--scratch")
-    store = Store(store_path if store_path is not None else config.store)
+    store = Store(store_path if store_path is not None else config.store).check_writable()
     if sim_system is not None:
         summary = _simulate_rounds(sim_system, store, settings, targets, noise, seed)
     else:

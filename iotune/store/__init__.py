@@ -3,6 +3,8 @@
 Its parts import downwards only:
 
 - :mod:`.damage`: damaged and duplicate lines, and who hears that a reader skipped some;
+- :mod:`.location`: the one journal file a store path leads to (symbolic links followed),
+  refused when it is a named pipe or device or when its directory is missing;
 - :mod:`.lock`: the store's lock, a lock file made with ``O_EXCL`` (no ``fcntl`` needed);
 - :mod:`.journal`: the journal file (:class:`Store`: append, read, locking) and record ids;
 - :mod:`.claims`: which worker measures which run of a campaign (many ``train`` at once);

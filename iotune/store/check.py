@@ -17,6 +17,8 @@ and then, for each journal with bad lines:
 2. writes the other lines, in order and unchanged, to a temporary file beside the journal,
    syncs it and renames it over the journal.
 
+A journal reached through a symbolic link (the store's, or a claims file that is one) is
+rewritten where the link leads: the link stays, and every path to the store sees the repair.
 Nothing is deleted: every byte of the journal is in one of the two files. The cache sees a
 new journal (another inode) and is rebuilt by the next reader; :func:`repair_store`
 rebuilds it at once. Readers that hold a byte offset into the old journal (a running
@@ -38,6 +40,7 @@ from iotune.store.cache import open_snapshot
 from iotune.store.claims import claims_path
 from iotune.store.damage import DAMAGED, DUPLICATE, Damage, id_digest, parse_line
 from iotune.store.journal import Store, check_journal_head
+from iotune.store.location import check_store_file, follow_link
 from iotune.store.lock import beside
 
 INCOMPLETE = "incomplete"
@@ -131,6 +134,7 @@ def check_store(store: Store) -> list[JournalCheck]:
     check_journal_head(store.path)
     checks = [check_journal(store.path)]
     claims = claims_path(store.path)
+    check_store_file(claims, claims)
     if claims.exists():
         checks.append(check_journal(claims, "claims", duplicates=False))
     return checks
@@ -157,7 +161,7 @@ def repair_store(store: Store) -> tuple[list[JournalCheck], list[Moved]]:
 
 
 def _move_aside(check: JournalCheck) -> Moved:
-    journal = check.journal
+    journal = follow_link(check.journal)  # the file itself, never the link to it
     bad = {b.number: b for b in check.bad}
     side = _side_file(journal)
     try:

@@ -40,6 +40,7 @@ from typing import Any
 
 from iotune.store.damage import Damage, notice
 from iotune.store.journal import SCHEMA_VERSION, Store, append_durably, now_iso, read_from
+from iotune.store.location import check_store_file
 from iotune.store.lock import beside, host_name, process_exists
 from iotune.store.source import source_of
 
@@ -106,6 +107,7 @@ class ClaimBook:
                  journal_offset: int = 0, *, source: str | None = None) -> None:
         self.store, self.campaign, self.source = store, campaign, source
         self.path = claims_path(store.path)
+        check_store_file(self.path, self.path)  # a named pipe here would block every reader
         self.state = CampaignState(recorded={task: "ok" for task in done})
         self._journal_offset, self._claims_offset = journal_offset, 0
         self._claims_lines = 0

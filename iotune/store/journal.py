@@ -9,7 +9,8 @@ sealed with a newline by the next append, so later records stay readable. Reader
 damaged lines and duplicate records and say which (:mod:`iotune.store.damage`); a file
 with bytes but no record is not a journal (:func:`check_journal_head`).
 
-A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``.
+A store path is a ``.jsonl`` file or a directory holding ``measurements.jsonl``; a symbolic
+link is followed, so every path to one file is one store (:mod:`iotune.store.location`).
 
 The journal is the only truth. Readers (``tune``, ``train``, ``results``, ``report``) go
 through a cache derived from it, a directory beside the journal named after it with
@@ -35,10 +36,15 @@ from typing import Any
 
 from iotune.errors import StoreError
 from iotune.store.damage import DAMAGED, DUPLICATE, Damage, id_digest, notice, parse_line
+from iotune.store.location import (
+    check_store_file,
+    check_store_home,
+    is_directory_store,
+    resolve_store_path,
+)
 from iotune.store.lock import JournalLock, fcntl_locked
 
 SCHEMA_VERSION = 1
-STORE_FILE_NAME = "measurements.jsonl"
 #: Bytes at the head of a file looked at to tell whether it is a journal.
 HEAD_CHECK_BYTES = 1 << 20
 
@@ -48,31 +54,40 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def resolve_store_path(path: str | os.PathLike[str]) -> Path:
-    """The JSON-lines file behind a store path (a ``.jsonl`` file or a directory)."""
-    p = Path(path)
-    if p.is_dir() or (not p.suffix and not p.exists()):
-        return p / STORE_FILE_NAME
-    return p
-
-
 class Store:
-    """Append-only access to one store file; safe for several processes appending at once."""
+    """Append-only access to one store file; safe for several processes appending at once.
+
+    ``path`` (the store path as given) leads to :attr:`path`, the journal file, through any
+    symbolic link at its end; the lock and every side file belong to that file. StoreError
+    at once when the journal exists but is not a regular file (a named pipe, a device):
+    nothing is opened before this check."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.given = Path(path)
         self.path = resolve_store_path(path)
+        check_store_file(self.given, self.path)
         self.lock = JournalLock(self.path)
         self._checked = False
+
+    def check_writable(self) -> Store:
+        """This store, once sure it can be written where it is named: StoreError unless
+        the directory it goes in exists (:func:`~iotune.store.location.check_store_home`).
+        Commands that record call it before they start anything; :meth:`exclusive` calls it
+        again, so no write ever creates the directories above a store."""
+        check_store_home(self.given, self.path)
+        return self
 
     def exclusive(self) -> AbstractContextManager[None]:
         """Hold the store's lock for a block: no other process appends meanwhile, and
         :meth:`append` inside the block does not wait for it again. For a decision that
         must see every record written before it (claiming a run)."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"store {self.path}: cannot create its directory: "
-                             f"{exc.strerror}") from None
+        self.check_writable()
+        if is_directory_store(self.given):
+            try:
+                self.path.parent.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"store {self.given}: cannot create the store directory: "
+                                 f"{exc.strerror}") from None
         return self.lock.held()
 
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -223,9 +238,9 @@ def read_from(path: Path, offset: int, first_line: int = 0) -> LinesRead:
 
 def append_durably(path: Path, line: bytes) -> None:
     """Append one newline-ended ``line`` to ``path`` and ``fsync`` it; the caller holds the
-    store's lock. A torn last line left by a crashed writer is sealed with a newline first,
-    so this line stays readable. Raises OSError."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    store's lock (:meth:`Store.exclusive`, which also made sure its directory exists). A
+    torn last line left by a crashed writer is sealed with a newline first, so this line
+    stays readable. Raises OSError."""
     # Opened while the lock is held, so NFS shows the file's current end. Read-write so the
     # last byte is read through this descriptor: opening the file again and closing it would
     # drop this process's lockf lock (POSIX locks belong to the process and file, and any

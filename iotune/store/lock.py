@@ -30,6 +30,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import threading
 import time
 import uuid
@@ -46,6 +47,9 @@ WAIT_S = 300.0
 #: Longest pause between two attempts; attempts start 1 ms apart and double.
 MAX_PAUSE_S = 0.1
 FCNTL_ENV = "IOTUNE_STORE_FCNTL"
+#: Most bytes read from a lock file: its owner is one short JSON object (about 120 bytes),
+#: so anything longer is not a lock file iotune wrote and is not worth reading whole.
+OWNER_BYTES = 4096
 
 
 def beside(journal: str | os.PathLike[str], suffix: str) -> Path:
@@ -181,10 +185,21 @@ def fcntl_locked(fd: int) -> Iterator[None]:
 
 
 def _owner(path: Path) -> dict[str, object]:
+    """The owner a lock file names; empty when it names none. Opened without blocking and
+    read only when it is a regular file: a named pipe in its place must not hang a writer."""
     try:
-        value = json.loads(path.read_bytes() or b"{}")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            value = json.loads(handle.read(OWNER_BYTES) or b"{}")
     except (OSError, ValueError):
         return {}
+    finally:
+        os.close(fd)
     return value if isinstance(value, dict) else {}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "iotune" / "store"
 #: The parts, lowest first: a part may import only parts before it.
-ORDER = ("damage", "lock", "journal", "source", "targets", "claims", "columns", "records",
+ORDER = ("damage", "location", "lock", "journal", "source", "targets", "claims", "columns", "records",
          "segments", "cache", "views", "index", "check")
 
 
