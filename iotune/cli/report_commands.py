@@ -103,10 +103,16 @@ def report_command(config_path: Path | None, store_path: Path | None, tuned_path
       iotune report --trace app.darshan --characterization chars.yaml \\
                     --darshan app.darshan --darshan ior.darshan --proxy proxy.yaml
     """
+    from iotune.store import Store
+
+    config = _config(config_path)
+    named = store_path or (config.store if config is not None else None)
+    if named is not None:
+        Store(named)  # refuses a named pipe or device before the plotting libraries load
+
     from iotune.report import build_report, print_report
     from iotune.report.papers import PaperInputs
 
-    config = _config(config_path)
     papers = PaperInputs(darshan_logs=tuple(darshan_paths), proxy=proxy_path,
                          trace=trace_path, characterization=characterization_path,
                          probe_backend=probe_backend, folds=folds)

@@ -4,11 +4,14 @@ Each case runs one command in a copy of a small workspace (a store with two simu
 records, a config, a tuned file, a replay CSV) and checks: a non-zero exit, no traceback,
 exactly one ``iotune: error:`` line holding the fragments given (the key or value and the
 rule), and every file of the workspace byte-identical afterwards (the store's cache, which
-a reader may bring up to date, is derived and not compared).
+a reader may bring up to date, is derived and not compared), with no entry added or
+removed. A case may add named pipes and symbolic links; a case with a named pipe must
+answer within :data:`PIPE_SECONDS`, so that one that opens the pipe fails instead of hanging.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_result import error_line, invoke
+from tests.deadline import within
 
 SIM = ("--backend", "sim", "--system", "hopper")
 GOOD_CONFIG = ("store: st.jsonl\nbackend: {name: sim}\nspace: {cb_nodes: [1, 2]}\n"
@@ -27,26 +31,36 @@ PRODUCTION_JOB = ('{"kind": "production_job", "event": "start", "tag": "x", "job
                   '"id": "0123456789abcdef0123456789abcdef", '
                   '"recorded_at": "2026-01-01T00:00:00+00:00"}\n')
 GOOD_CSV = "cores,cb_nodes,write_time\n4,,2.0\n4,1,1.5\n4,2,1.0\n4,,2.1\n"
+JOB_START = ("job", "start", "--tag", "x", "--job-id", "1")
+JOB_FINISH = ("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3")
+#: Seconds a case with a named pipe may take: a refusal needs no wait, an open pipe waits
+#: for ever (the issue's bound for every bad input is 2 s).
+PIPE_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
 class Case:
-    """``iotune ARGS`` in the workspace with ``files`` added; the error line must hold
-    every one of ``says``."""
+    """``iotune ARGS`` in the workspace with ``files`` added, a named pipe at each of
+    ``fifos`` and a symbolic link at each key of ``links`` (to its value); the error line
+    must hold every one of ``says``."""
 
     args: tuple[str, ...]
     says: tuple[str, ...]
     files: dict[str, str | bytes] = field(default_factory=dict)
+    fifos: tuple[str, ...] = ()
+    links: dict[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
         return " ".join(self.args)[:80]
 
 
-def case(*args: str, says: str | tuple[str, ...], **files: str | bytes) -> Case:
+def case(*args: str, says: str | tuple[str, ...], fifos: tuple[str, ...] = (),
+         links: dict[str, str] | None = None, **files: str | bytes) -> Case:
     """A case; ``files`` are named with ``_`` for ``.`` (``bad_yaml`` is ``bad.yaml``)."""
     named = {name.replace("_", ".", 1): body for name, body in files.items()}
-    return Case(tuple(args), (says,) if isinstance(says, str) else says, named)
+    return Case(tuple(args), (says,) if isinstance(says, str) else says, named, fifos,
+                dict(links or {}))
 
 
 def config(body: str, **files: str | bytes) -> dict[str, str | bytes]:
@@ -399,6 +413,41 @@ CASES = [
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
     case("report", "--store", "prod.jsonl", "-o", "rep", "--kernel", "vpic",
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
+    # store paths: named pipes, devices, symbolic links, missing directories
+    *[case(*args, "--store", "pipe.jsonl", fifos=("pipe.jsonl",),
+           says=("store pipe.jsonl", "is a named pipe (FIFO), not a regular file"))
+      for args in (JOB_START, JOB_FINISH, ("job", "status", "--tag", "x"),
+                   ("store", "check"), ("store", "check", "--repair"),
+                   ("run", *SIM, "--cores", "4"), ("results",), ("report", "-o", "rep"),
+                   ("states",), ("probe", "--simulate", "hopper", "--rounds", "1"))],
+    *[case(*args, fifos=("pipe.jsonl",), bad_yaml=GOOD_CONFIG.replace("st.jsonl", "pipe.jsonl"),
+           says=("pipe.jsonl", "is a named pipe (FIFO), not a regular file"))
+      for args in (("train", "-c", "bad.yaml", "--dry-run"), ("train", "-c", "bad.yaml"),
+                   ("tune", "-c", "bad.yaml", "--cores", "2"))],
+    case(*JOB_START, "--store", "/dev/null", says=("store /dev/null", "is a character device")),
+    case("store", "check", "--repair", "--store", "/dev/null",
+         says=("store /dev/null", "is a character device")),
+    case(*JOB_START, "--store", "link.jsonl", fifos=("pipe",), links={"link.jsonl": "pipe"},
+         says=("store link.jsonl (the file ", "pipe)", "is a named pipe (FIFO)")),
+    case("store", "check", "--repair", "--store", "loop.jsonl",
+         links={"loop.jsonl": "loop.jsonl"},
+         says=("store loop.jsonl", "its symbolic links form a loop")),
+    *[case(*args, "--store", "nodir/p.jsonl",
+           says=("store nodir/p.jsonl", "directory nodir does not exist",
+                 "not the directories above it"))
+      for args in (JOB_START, JOB_FINISH, ("store", "check", "--repair"),
+                   ("run", *SIM, "--cores", "4"),
+                   ("probe", "--simulate", "hopper", "--rounds", "1"))],
+    *[case(*args, bad_yaml=GOOD_CONFIG.replace("st.jsonl", "nodir/p.jsonl"),
+           says=("nodir/p.jsonl", "nodir does not exist"))
+      for args in (("train", "-c", "bad.yaml", "--dry-run"), ("train", "-c", "bad.yaml"),
+                   ("tune", "-c", "bad.yaml", "--cores", "2"))],
+    case(*JOB_START, "--store", "nodir/newstore", says=("store nodir/newstore",
+                                                         "directory nodir does not exist")),
+    case(*JOB_START, "--store", "link.jsonl", links={"link.jsonl": "nodir/p.jsonl"},
+         says=("store link.jsonl (the file ", "nodir does not exist")),
+    case(*JOB_START, "--store", "text.txt/p.jsonl",
+         says=("store text.txt/p.jsonl", "is not a directory")),
 ]
 
 
@@ -421,9 +470,19 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` by relative path, the store's derived cache left out."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not any(part.endswith(".cache") for part in p.parts)}
+    """Every entry under ``root`` by relative path, the store's derived cache left out: a
+    regular file's bytes, a link's target, the kind of anything else (never opened)."""
+    entries = {}
+    for p in sorted(root.rglob("*")):
+        if any(part.endswith(".cache") for part in p.relative_to(root).parts):
+            continue
+        if p.is_symlink():
+            entries[str(p.relative_to(root))] = b"link to " + os.readlink(p).encode()
+        elif p.is_file():
+            entries[str(p.relative_to(root))] = p.read_bytes()
+        else:
+            entries[str(p.relative_to(root))] = b"directory" if p.is_dir() else b"special"
+    return entries
 
 
 def test_the_table_covers_every_command() -> None:
@@ -441,13 +500,21 @@ def test_bad_input_is_one_line_and_changes_nothing(bad: Case, workspace: Path, t
     shutil.copytree(workspace, here)
     for name, body in bad.files.items():
         (here / name).write_bytes(body if isinstance(body, bytes) else body.encode())
+    for name in bad.fifos:
+        os.mkfifo(here / name)
+    for name, target in bad.links.items():
+        (here / name).symlink_to(target)
     monkeypatch.chdir(here)
     monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
     for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     before = _snapshot(here)
-    result = invoke(*bad.args)
+    if bad.fifos:
+        with within(PIPE_SECONDS, f"iotune {bad.id}"):
+            result = invoke(*bad.args)
+    else:
+        result = invoke(*bad.args)
     assert result.exit_code != 0, result.output
     line = error_line(result)
     for fragment in bad.says:
