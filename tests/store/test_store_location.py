@@ -111,10 +111,10 @@ def test_a_lock_taken_through_one_path_keeps_out_another_process(shared: Path,
 
 def test_a_lock_through_a_linked_directory_is_the_same_lock(shared: Path, tmp_path: Path):
     (tmp_path / "alias").symlink_to("shared")
+    other = JournalLock(Store(shared).path, wait_s=0.2)
     with Store(tmp_path / "alias" / "store.jsonl").lock.held(), \
-            pytest.raises(StoreError, match="held by pid"):
-        with JournalLock(Store(shared).path, wait_s=0.2).held():
-            pass
+            pytest.raises(StoreError, match="held by pid"), other.held():
+        pass
 
 
 @pytest.mark.parametrize("command", [
@@ -160,15 +160,16 @@ def test_a_named_pipe_as_claims_file_is_refused(tmp_path: Path):
 def test_a_named_pipe_in_place_of_the_lock_file_does_not_hang_a_writer(tmp_path: Path):
     journal = tmp_path / "s.jsonl"
     os.mkfifo(lock_path(journal))
-    with within(2.0, "waiting for the lock"), pytest.raises(StoreError, match="held"):
-        with JournalLock(journal, wait_s=0.2).held():
-            pass
+    lock = JournalLock(journal, wait_s=0.2)
+    with within(2.0, "waiting for the lock"), pytest.raises(StoreError, match="held"), \
+            lock.held():
+        pass
 
 
 def test_a_loop_of_links_is_refused(tmp_path: Path):
     (tmp_path / "a.jsonl").symlink_to("b.jsonl")
     (tmp_path / "b.jsonl").symlink_to("a.jsonl")
-    with pytest.raises(StoreError, match="a.jsonl: its symbolic links form a loop"):
+    with pytest.raises(StoreError, match=r"a\.jsonl: its symbolic links form a loop"):
         Store(tmp_path / "a.jsonl")
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "iotune" / "store"
 #: The parts, lowest first: a part may import only parts before it.
-ORDER = ("damage", "location", "lock", "journal", "source", "targets", "claims", "columns", "records",
-         "segments", "cache", "views", "index", "check")
+ORDER = ("damage", "location", "lock", "journal", "source", "targets", "claims", "columns",
+         "records", "segments", "cache", "views", "index", "check")
 
 
 def _imported_parts(path: Path) -> set[str]:
