@@ -197,3 +197,17 @@ def test_a_new_store_directory_is_made_but_not_the_ones_above_it(tmp_path: Path)
     with pytest.raises(StoreError, match="does not exist"):
         Store(tmp_path / "nodir" / "newstore").append({"n": 1})
     assert not (tmp_path / "nodir").exists()
+
+
+def test_a_socket_and_a_directory_in_place_of_the_journal_are_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import socket
+
+    monkeypatch.chdir(tmp_path)  # a short relative name: socket paths are limited in length
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind("sock.jsonl")
+        with pytest.raises(StoreError, match=r"sock\.jsonl: is a socket, not a regular file"):
+            Store("sock.jsonl")
+    (tmp_path / "d" / "measurements.jsonl").mkdir(parents=True)
+    with pytest.raises(StoreError, match=r"is a directory, not a regular file"):
+        Store(tmp_path / "d")
