@@ -211,3 +211,20 @@ def test_a_socket_and_a_directory_in_place_of_the_journal_are_refused(
     (tmp_path / "d" / "measurements.jsonl").mkdir(parents=True)
     with pytest.raises(StoreError, match=r"is a directory, not a regular file"):
         Store(tmp_path / "d")
+
+
+def test_a_production_journal_started_through_a_link_is_finished_through_the_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    Path("shared").mkdir()
+    Path("me").mkdir()
+    Path("me/p.jsonl").symlink_to("../shared/p.jsonl")
+    started = invoke("job", "start", "--tag", "x", "--job-id", "1", "--store", "me/p.jsonl")
+    assert started.exit_code == 0, started.output
+    finished = invoke("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3",
+                      "--store", "shared/p.jsonl")
+    assert finished.exit_code == 0, finished.output
+    events = [r["event"] for r in Store("shared/p.jsonl").records()]
+    assert events == ["start", "finish"]
+    assert Path("me/p.jsonl").is_symlink()
+    assert sorted(os.listdir("me")) == ["p.jsonl"]
