@@ -9,7 +9,10 @@ a reader may bring up to date, is derived and not compared).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,27 +29,37 @@ PRODUCTION_JOB = ('{"kind": "production_job", "event": "start", "tag": "x", "job
                   '"config": "default", "settings": {}, "role": "baseline", "schema_version": 1, '
                   '"id": "0123456789abcdef0123456789abcdef", '
                   '"recorded_at": "2026-01-01T00:00:00+00:00"}\n')
+#: The head of a tuned file for the cases that add a field past iotune's YAML limits.
+TUNED_HEAD = "kernel: vpic\ncores: 4\nsettings: {cb_nodes: 2}\n"
+#: ``{key}:`` holding nine levels of anchors, each repeating the one before ten times.
+BILLION_LAUGHS = "{key}:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"  l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]\n" for n in range(1, 9))
+#: A tuned file and a config one byte over the 4 MiB limit of a YAML input.
+BIG_TUNED = TUNED_HEAD + "reason: " + "x" * (4 * 2**20 - len(TUNED_HEAD) - len("reason: ") + 1)
+BIG_CONFIG = GOOD_CONFIG + "# " + "x" * (4 * 2**20 - len(GOOD_CONFIG) - 2 + 1)
 GOOD_CSV = "cores,cb_nodes,write_time\n4,,2.0\n4,1,1.5\n4,2,1.0\n4,,2.1\n"
 
 
 @dataclass(frozen=True)
 class Case:
-    """``iotune ARGS`` in the workspace with ``files`` added; the error line must hold
-    every one of ``says``."""
+    """``iotune ARGS`` in the workspace with ``files`` added and a named pipe made at each
+    of ``fifos``; the error line must hold every one of ``says``."""
 
     args: tuple[str, ...]
     says: tuple[str, ...]
     files: dict[str, str | bytes] = field(default_factory=dict)
+    fifos: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
         return " ".join(self.args)[:80]
 
 
-def case(*args: str, says: str | tuple[str, ...], **files: str | bytes) -> Case:
+def case(*args: str, says: str | tuple[str, ...], fifos: tuple[str, ...] = (),
+         **files: str | bytes) -> Case:
     """A case; ``files`` are named with ``_`` for ``.`` (``bad_yaml`` is ``bad.yaml``)."""
     named = {name.replace("_", ".", 1): body for name, body in files.items()}
-    return Case(tuple(args), (says,) if isinstance(says, str) else says, named)
+    return Case(tuple(args), (says,) if isinstance(says, str) else says, named, fifos)
 
 
 def config(body: str, **files: str | bytes) -> dict[str, str | bytes]:
@@ -399,6 +412,43 @@ CASES = [
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
     case("report", "--store", "prod.jsonl", "-o", "rep", "--kernel", "vpic",
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
+    # untrusted YAML and input files: nesting, aliases, size, special files
+    case("apply", "t.yaml", says=("t.yaml", "best_found", "nested deeper than 64 levels"),
+         t_yaml=TUNED_HEAD + "best_found: " + "[" * 100_000 + "\n"),
+    case("apply", "t.yaml", says=("t.yaml", "best_found.a.a.a", "nested deeper than 64"),
+         t_yaml=TUNED_HEAD + "best_found: " + "{a: " * 50_000 + "\n"),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "t.yaml",
+         says=("t.yaml", "best_found.a.a.a", "nested deeper than 64"),
+         t_yaml=TUNED_HEAD + "best_found:\n" + "".join(" " * n + "a:\n" for n in range(1, 1000))),
+    case("results", "-c", "t.yaml", says=("t.yaml", "best_found.a.a.a", "nested deeper than 64"),
+         t_yaml=TUNED_HEAD + "best_found:\n" + "".join(" " * n + "a:\n" for n in range(1, 1000))),
+    case("apply", "t.yaml", says=("t.yaml", "tuned file is", "over the limit of 4 MiB"),
+         t_yaml=TUNED_HEAD + "best_found:\n" + "".join(" " * n + "a:\n" for n in range(1, 3000))),
+    case("apply", "t.yaml", says=("t.yaml", "measured.l", "more than 100000 values"),
+         t_yaml=TUNED_HEAD + BILLION_LAUGHS.format(key="measured")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "t.yaml",
+         says=("t.yaml", "settings.l", "more than 100000 values"),
+         t_yaml="kernel: vpic\ncores: 4\n" + BILLION_LAUGHS.format(key="settings")),
+    case("results", "-c", "t.yaml", says=("t.yaml", "measured.l", "more than 100000 values"),
+         t_yaml=TUNED_HEAD + BILLION_LAUGHS.format(key="measured")),
+    case("apply", "t.yaml", says=("t.yaml", "alias *a inside its own anchor"),
+         t_yaml=TUNED_HEAD + "measured: &a {again: *a}\n"),
+    case("apply", "t.yaml", says=("t.yaml", f"tuned file is {len(BIG_TUNED)} bytes",
+                                  "over the limit of 4 MiB"), t_yaml=BIG_TUNED),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "t.yaml",
+         says=("t.yaml", "tuned file is", "over the limit of 4 MiB"), t_yaml=BIG_TUNED),
+    case("results", "-c", "c.yaml", says=("c.yaml", f"config file is {len(BIG_CONFIG)} bytes",
+                                          "over the limit of 4 MiB"), c_yaml=BIG_CONFIG),
+    case("apply", "fifo.yaml", says=("fifo.yaml", "is a named pipe (FIFO)",
+                                     "a tuned file must be a regular file"),
+         fifos=("fifo.yaml",)),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "fifo.yaml",
+         says=("fifo.yaml", "is a named pipe (FIFO)", "a tuned file must be a regular file"),
+         fifos=("fifo.yaml",)),
+    case("results", "-c", "fifo.yaml", says=("fifo.yaml", "is a named pipe (FIFO)",
+                                            "a config file must be a regular file"),
+         fifos=("fifo.yaml",)),
+    case("apply", "/dev/zero", says=("/dev/zero", "is a character device")),
 ]
 
 
@@ -426,6 +476,13 @@ def _snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file() and not any(part.endswith(".cache") for part in p.parts)}
 
 
+def _release(fifos: list[Path]) -> None:
+    """Open and close the write end of each of ``fifos`` that a reader is blocked on."""
+    for fifo in fifos:
+        with contextlib.suppress(OSError):  # no reader waiting: nothing to release
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
 def test_the_table_covers_every_command() -> None:
     from iotune.cli.main import cli
 
@@ -441,13 +498,22 @@ def test_bad_input_is_one_line_and_changes_nothing(bad: Case, workspace: Path, t
     shutil.copytree(workspace, here)
     for name, body in bad.files.items():
         (here / name).write_bytes(body if isinstance(body, bytes) else body.encode())
+    for name in bad.fifos:  # not regular files: the snapshot passes over them
+        os.mkfifo(here / name)
     monkeypatch.chdir(here)
     monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
     for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     before = _snapshot(here)
-    result = invoke(*bad.args)
+    # Should a command block reading a named pipe, opening its other end after a while
+    # lets the read end (the case then fails on its message instead of hanging).
+    release = threading.Timer(60, _release, [here / name for name in bad.fifos])
+    release.start()
+    try:
+        result = invoke(*bad.args)
+    finally:
+        release.cancel()
     assert result.exit_code != 0, result.output
     line = error_line(result)
     for fragment in bad.says:
