@@ -10,8 +10,8 @@ file before a byte of it is read. The error class is the caller's (a config is a
 ``ConfigError``, measurements a ``DataError``), so exit codes stay those of the kind of
 file.
 
-The limits are here, each with its reason; docs/configuration.md ("Limits of input files")
-lists them for users.
+The limits are here, each with its reason; docs/campaigns.md ("Limits", "Files iotune
+reads") lists them for users.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 #: it is read, so a 100 MiB file costs nothing.
 MAX_YAML_BYTES = 4 * 2**20
 
-#: Nesting levels of a YAML document: 64. iotune's documents nest at most six levels
-#: (``files.<glob>.settings...`` of a tuned file); the recursive reader needs about two
+#: Nesting levels of a YAML document: 64. iotune's documents nest a handful of levels
+#: (a tuned file's ``files.<glob>.<setting>`` is four); the recursive reader needs about two
 #: Python frames a level, so 64 stays far below the interpreter's recursion limit (1000)
 #: and a deeper document is refused instead of ending in a ``RecursionError``.
 MAX_YAML_DEPTH = 64
@@ -220,8 +220,8 @@ class _LimitedLoader(yaml.SafeLoader):
         if len(self._path) > MAX_YAML_DEPTH:
             self._too_deep(event.start_mark)
         before = self._values
+        self._count(1, event)  # before its children: a refusal comes at the first excess
         node = super().compose_node(parent, index)
-        self._count(1, event)
         if event.anchor is not None:
             self._counted[id(node)] = self._values - before
         return node
