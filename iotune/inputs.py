@@ -199,14 +199,14 @@ class _LimitedLoader(yaml.SafeLoader):
         self._values = 0             # values composed so far, aliases expanded
         self._counted: dict[int, int] = {}  # id(anchored node): the values it stands for
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self._path.append(_path_part(index))
         try:
             return self._compose_counted(parent, index)
         finally:
             self._path.pop()
 
-    def _compose_counted(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def _compose_counted(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent):
             node = super().compose_node(parent, index)
@@ -240,7 +240,7 @@ class _LimitedLoader(yaml.SafeLoader):
             self._too_deep(self.get_mark())
         return added
 
-    def _too_deep(self, mark: yaml.Mark) -> None:
+    def _too_deep(self, mark: Any) -> None:
         raise YamlLimitError(f"{self._where(mark)}: nested deeper than {MAX_YAML_DEPTH} "
                              "levels, the limit of a YAML file iotune reads")
 
@@ -252,14 +252,14 @@ class _LimitedLoader(yaml.SafeLoader):
                                  "with what they repeat), the limit of a YAML file iotune "
                                  "reads")
 
-    def _where(self, mark: yaml.Mark) -> str:
+    def _where(self, mark: Any) -> str:
         """``measured.a.b (line 3)``: the key path composed so far (its first levels when
         it is long) and the line of ``mark``."""
         parts = [p for p in self._path if p]
         path = ".".join(parts[:4]).replace(".[", "[") or "the document"
         if len(parts) > 4:
             path += f" ({len(parts) - 4} levels below)"
-        return f"{path} (line {mark.line + 1})"
+        return f"{path} (line {mark.line + 1})" if mark is not None else path
 
 
 def _path_part(index: Any) -> str:
