@@ -43,8 +43,10 @@ MAX_YAML_DEPTH = 64
 
 #: Values (scalars, lists and mappings) a YAML document may stand for, an alias counted
 #: with every value of what it repeats: 100,000. iotune's own documents hold a few
-#: thousand at most; the bound refuses "billion laughs" anchors at once, before the
-#: document is built, and caps the work of checking what was read at a few seconds.
+#: thousand at most (a characterisation of many phases the most). Anchors that multiply
+#: ("billion laughs") reach the bound after a few lines and are refused before anything is
+#: built; plain values reach it only written out one by one, which takes a few seconds to
+#: read for 100,000 (PyYAML's pure-Python reader), so the bound also caps that work.
 MAX_YAML_VALUES = 100_000
 
 #: Bytes of any other file iotune reads whole (a CSV of measurements, a preload report):
