@@ -31,9 +31,11 @@ PRODUCTION_JOB = ('{"kind": "production_job", "event": "start", "tag": "x", "job
                   '"recorded_at": "2026-01-01T00:00:00+00:00"}\n')
 #: The head of a tuned file for the cases that add a field past iotune's YAML limits.
 TUNED_HEAD = "kernel: vpic\ncores: 4\nsettings: {cb_nodes: 2}\n"
-#: ``{key}:`` holding nine levels of anchors, each repeating the one before ten times.
-BILLION_LAUGHS = "{key}:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"  l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]\n" for n in range(1, 9))
+#: Nine levels of anchors, each repeating the one before ten times (10^9 values).
+LAUGHS = ["l0: &l0 [" + ", ".join(["lol"] * 10) + "]",
+          *(f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 10) + "]" for n in range(1, 9))]
+#: ``{key}:`` holding the anchors of LAUGHS.
+BILLION_LAUGHS = "{key}:\n" + "".join(f"  {line}\n" for line in LAUGHS)
 #: A tuned file and a config one byte over the 4 MiB limit of a YAML input.
 BIG_TUNED = TUNED_HEAD + "reason: " + "x" * (4 * 2**20 - len(TUNED_HEAD) - len("reason: ") + 1)
 BIG_CONFIG = GOOD_CONFIG + "# " + "x" * (4 * 2**20 - len(GOOD_CONFIG) - 2 + 1)
@@ -468,6 +470,11 @@ CASES = [
     case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "f.json",
          says=("f.json", "is a named pipe (FIFO)", "a preload report must be"),
          fifos=("f.json",)),
+    case("run", "--command", "ls", "--cores", "1", "--metric", "{a: " * 50_000,
+         says=("--command.metric", "nested deeper than 64 levels")),
+    case("run", "--command", "ls", "--cores", "1", "--metric",
+         "{regex: 'x: ([0-9.]+)', " + ", ".join(LAUGHS) + "}",
+         says=("--command.metric", "more than 100000 values")),
 ]
 
 
