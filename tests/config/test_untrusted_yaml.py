@@ -204,6 +204,18 @@ def test_other_inputs_have_their_own_larger_limit(tmp_path: Path) -> None:
         read_bytes(small, "file", limit=2)
 
 
+def test_an_over_size_text_trace_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from iotune.darshan.trace import read_trace
+
+    path = tmp_path / "trace.txt"
+    with path.open("wb") as handle:  # a DXT text dump's head, then sparse bytes
+        handle.write(b"# darshan log version: 3.41\n# DXT, file_id: 1, file_name: /o/a\n")
+        handle.truncate(inputs.MAX_INPUT_BYTES + 1)
+    with pytest.raises(DataError, match=r"trace\.txt: DXT trace is \d+ bytes, over the "
+                                        r"limit of 512 MiB for a DXT trace"):
+        read_trace(path)
+
+
 # -- files that are not regular files ---------------------------------------------------
 
 
