@@ -90,8 +90,13 @@ def check_regular(path: str | os.PathLike[str], what: str,
         return
     kind = special_kind(mode)
     if kind is not None:
-        raise error(f"{path}: is {kind}, not a regular file; a {what} must be a regular "
-                    "file")
+        raise error(_not_regular(path, kind, what))
+
+
+def _not_regular(path: str | os.PathLike[str], kind: str | None, what: str) -> str:
+    """The message for ``path``, of ``kind`` (None: some other kind), given as a ``what``."""
+    found = f"is {kind}, not a regular file" if kind else "is not a regular file"
+    return f"{path}: {found}; a {what} must be a regular file"
 
 
 def read_bytes(path: str | os.PathLike[str], what: str,
@@ -108,7 +113,8 @@ def read_bytes(path: str | os.PathLike[str], what: str,
         raise error(f"{p}: cannot read {what}: {exc.strerror}") from None
     if stat.S_ISDIR(mode):
         raise error(f"{p}: is a directory, not a {what}")
-    check_regular(p, what, error)
+    if special_kind(mode) is not None:
+        raise error(_not_regular(p, special_kind(mode), what))
     try:
         # O_NONBLOCK: should the path become a named pipe after the check above, opening
         # it still returns at once, and the fstat below refuses it.
@@ -119,10 +125,8 @@ def read_bytes(path: str | os.PathLike[str], what: str,
         raise error(f"{p}: cannot read {what}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
         status = os.fstat(fd)
-        kind = special_kind(status.st_mode)
-        if kind is not None or not stat.S_ISREG(status.st_mode):
-            raise error(f"{p}: is {kind or 'not a regular file'}, not a regular file; a "
-                        f"{what} must be a regular file")
+        if not stat.S_ISREG(status.st_mode):
+            raise error(_not_regular(p, special_kind(status.st_mode), what))
         if status.st_size > limit:
             raise error(f"{p}: {what} is {status.st_size} bytes, over the limit of "
                         f"{_size_text(limit)} for a {what}")
