@@ -17,6 +17,7 @@ reads") lists them for users.
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 from pathlib import Path
@@ -276,6 +277,18 @@ def _path_part(index: Any) -> str:
     if isinstance(index, int) and not isinstance(index, bool):
         return f"[{index}]"
     return ""
+
+
+def parse_json(text: str, name: str, error: type[IotuneError] = DataError) -> Any:
+    """The JSON value of ``text`` read from ``name``; ``error`` naming ``name`` when it is
+    not JSON or nests deeper than the decoder recurses (a ``RecursionError`` never
+    escapes)."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise error(f"{name}: not JSON ({exc})") from None
+    except RecursionError:
+        raise error(f"{name}: JSON nested too deeply to read") from None
 
 
 def read_csv(path: str | os.PathLike[str], what: str = "CSV file") -> pd.DataFrame:

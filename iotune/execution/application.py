@@ -395,7 +395,7 @@ def run_application(app: Application, *, settings: Mapping[str, Any], cores: int
 def _read_report(path: Path) -> dict[str, Any] | None:
     try:
         value = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

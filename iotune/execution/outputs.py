@@ -179,7 +179,7 @@ def _json_kind(text: str, whole: bool) -> str:
     first = text.splitlines()[0]
     try:
         record = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "json"
     if isinstance(record, dict) and ("\n" in text.strip() or not whole or
                                      "schema_version" in record):

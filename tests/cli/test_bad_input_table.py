@@ -475,6 +475,8 @@ CASES = [
     case("run", "--command", "ls", "--cores", "1", "--metric",
          "{regex: 'x: ([0-9.]+)', " + ", ".join(LAUGHS) + "}",
          says=("--command.metric", "more than 100000 values")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "r.json",
+         says=("r.json", "JSON nested too deeply"), r_json="[" * 100_000 + "\n"),
 ]
 
 

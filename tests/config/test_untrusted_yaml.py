@@ -216,6 +216,18 @@ def test_an_over_size_text_trace_is_refused_before_it_is_read(tmp_path: Path) ->
         read_trace(path)
 
 
+def test_json_nested_past_the_decoder_is_the_callers_error() -> None:
+    from iotune.execution.runner import parse_result
+
+    with pytest.raises(DataError, match=r"^r\.json: JSON nested too deeply to read$"):
+        inputs.parse_json("[" * 100_000, "r.json")
+    with pytest.raises(DataError, match=r"^r\.json: not JSON"):
+        inputs.parse_json("{", "r.json")
+    assert inputs.parse_json('{"a": [1]}', "r.json") == {"a": [1]}
+    # a program's output line nested past the decoder is no result, not a crash
+    assert parse_result('{"a": ' + "[" * 100_000 + "\n") is None
+
+
 # -- files that are not regular files ---------------------------------------------------
 
 
