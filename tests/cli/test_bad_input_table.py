@@ -477,6 +477,9 @@ CASES = [
          says=("--command.metric", "more than 100000 values")),
     case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "r.json",
          says=("r.json", "JSON nested too deeply"), r_json="[" * 100_000 + "\n"),
+    case("fit", "f.parquet", "--params", "cb_nodes", "--target", "write_time", "-o", "m.yaml",
+         says=("f.parquet", "is a named pipe (FIFO)", "a Parquet file must be"),
+         fifos=("f.parquet",)),
 ]
 
 
