@@ -18,7 +18,7 @@ from typing import Any
 from iotune.errors import ConfigError
 from iotune.execution.launchers import make_launcher
 from iotune.execution.outputs import check_not_system_directory
-from iotune.inputs import parse_yaml, read_text
+from iotune.inputs import MAX_YAML_BYTES, parse_yaml, read_text
 from iotune.kernel_specs import get_kernel
 from iotune.settings.bounds import MAX_CORES, MAX_INTEGER, MAX_PLAN_RUNS, MAX_REPETITIONS
 from iotune.settings.space import Limits, SearchSpace
@@ -305,7 +305,7 @@ class _Section:
 def load_config(path: str | os.PathLike[str]) -> Config:
     """Read and validate the YAML config at ``path``; raises ConfigError on any problem."""
     p = Path(path)
-    return parse_config(read_text(p, "config file"), source=p)
+    return parse_config(read_text(p, "config file", limit=MAX_YAML_BYTES), source=p)
 
 
 def parse_config(text: str, source: Path | None = None) -> Config:

@@ -25,7 +25,7 @@ from iotune.backends.base import Backend, RunRequest, register_backend
 from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.execution.files import file_sha256
-from iotune.inputs import read_csv
+from iotune.inputs import check_regular, read_csv
 from iotune.kernel_specs import get_kernel
 from iotune.settings.values import SETTINGS, config_key, describe_value, normalise_setting
 from iotune.store import now_iso
@@ -92,6 +92,7 @@ class ReplayBackend(Backend):
         path = backend.replay_data
         if not path.exists():
             raise ConfigError(f"backend.replay_data: {path} does not exist")
+        check_regular(path, "replay file", ConfigError)
         self.path = path
         self.sha256 = file_sha256(path)
         self.pick = backend.replay_pick

@@ -20,6 +20,7 @@ from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
+from iotune.inputs import safe_load
 from iotune.store.cache import cache_path
 from iotune.store.claims import claims_path
 from iotune.store.location import is_directory_store, resolve_store_path
@@ -243,7 +244,7 @@ def parse_assignments(items: Iterable[str], option: str) -> dict[str, Any]:
         if not sep or not name.strip():
             raise ConfigError(f"{option} {item!r}: expected NAME=VALUE")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else raw
+            value = safe_load(raw) if raw.strip() else raw
         except yaml.YAMLError:
             value = raw
         out[name.strip()] = raw if isinstance(value, dict | list) or value is None else value

@@ -13,7 +13,7 @@ import pandas as pd
 from iotune.cli.common import force_option, in_use
 from iotune.errors import DataError
 from iotune.execution.outputs import InUse, check_output_file, write_output
-from iotune.inputs import read_csv
+from iotune.inputs import check_regular, read_csv
 from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
 from iotune.model.fit import CV_FOLDS, MAX_TERMS, MIN_GAIN
 from iotune.model.io import dump_yaml
@@ -48,6 +48,7 @@ def read_data(path: Path) -> pd.DataFrame:
     if path.is_dir():
         raise DataError(f"{path}: a directory but not an iotune store (no measurements.jsonl)")
     if path.suffix == ".parquet":
+        check_regular(path, "Parquet file", DataError)
         try:
             return pd.read_parquet(path)
         except ImportError:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from iotune.errors import DataError
 from iotune.execution.files import file_sha256
+from iotune.inputs import check_regular
 
 #: Darshan's magic number, right after the 8-byte version string of every 3.x log.
 DARSHAN_MAGIC = 6567223
@@ -75,11 +76,13 @@ class DarshanLog:
 
 
 def check_readable(path: Path, what: str = "Darshan log") -> None:
-    """DataError unless ``path`` is an existing, non-empty regular file."""
+    """DataError unless ``path`` is an existing, non-empty regular file (a named pipe or a
+    device is refused before anything opens it)."""
     if not path.exists():
         raise DataError(f"{path}: no such file (expected a {what})")
     if path.is_dir():
         raise DataError(f"{path}: is a directory, not a {what}")
+    check_regular(path, what, DataError)
     if path.stat().st_size == 0:
         raise DataError(f"{path}: empty file, not a {what}")
 

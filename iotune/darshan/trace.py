@@ -38,6 +38,7 @@ from iotune.darshan.logfile import (
 from iotune.darshan.records import file_counters
 from iotune.errors import DataError
 from iotune.execution.files import file_sha256
+from iotune.inputs import read_bytes
 from iotune.workload.counters import FileCounters
 
 _FILE_RE = re.compile(r"^#\s*DXT,\s*file_id:\s*(\d+),\s*file_name:\s*(.*?)\s*$")
@@ -94,7 +95,7 @@ def _read_text(path: Path) -> Trace:
     names: dict[int, str] = {}
     rows: list[tuple[str, int, int, str, int, int, float, float, str]] = []
     file_id: int | None = None
-    text = path.read_text(errors="replace")
+    text = read_bytes(path, "DXT trace", DataError).decode("utf-8", errors="replace")
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped:

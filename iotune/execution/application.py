@@ -49,6 +49,7 @@ from iotune.errors import ConfigError
 from iotune.execution.fsinfo import filesystem_of, is_lustre
 from iotune.execution.rundirs import owner, write_marker
 from iotune.execution.runner import TAIL_CHARS, RunOutcome, run_command
+from iotune.inputs import YamlLimitError, safe_load
 from iotune.preload.report import NO_OPENS, data_open
 from iotune.settings.catalogue import (
     HINT_PREFIX,
@@ -184,7 +185,9 @@ def _parse_metric(raw: Mapping[str, Any], where: str) -> _MetricArgs:
         import yaml
 
         try:
-            metric = yaml.safe_load(metric)
+            metric = safe_load(metric)
+        except YamlLimitError as exc:
+            raise ConfigError(f"{where}.metric: {exc}") from None
         except yaml.YAMLError:
             raise ConfigError(f"{where}.metric: {metric!r} is not a mapping in YAML flow "
                               "style, e.g. '{regex: \"Max Write: ([0-9.]+)\", unit: MiB/s}'"
@@ -392,7 +395,7 @@ def run_application(app: Application, *, settings: Mapping[str, Any], cores: int
 def _read_report(path: Path) -> dict[str, Any] | None:
     try:
         value = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

@@ -37,6 +37,7 @@ from typing import TypeVar
 import yaml
 
 from iotune.errors import ConfigError
+from iotune.inputs import safe_load
 
 T = TypeVar("T")
 
@@ -178,7 +179,7 @@ def _json_kind(text: str, whole: bool) -> str:
     first = text.splitlines()[0]
     try:
         record = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "json"
     if isinstance(record, dict) and ("\n" in text.strip() or not whole or
                                      "schema_version" in record):
@@ -189,7 +190,7 @@ def _json_kind(text: str, whole: bool) -> str:
 def _yaml_kind(path: str | os.PathLike[str]) -> str | None:
     """The kind of an iotune YAML document, ``yaml`` for another mapping, else None."""
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        document = safe_load(Path(path).read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError, OSError):
         return None
     if not isinstance(document, dict):

@@ -115,7 +115,7 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
         if line.startswith("{"):
             try:
                 value = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # nested past the decoder
                 continue
             if isinstance(value, dict):
                 return value

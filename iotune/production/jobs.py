@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from iotune.errors import ConfigError, DataError, StoreError
-from iotune.inputs import read_text
+from iotune.inputs import parse_json, read_text
 from iotune.preload.report import file_io, has_opens
 from iotune.production.rule import Assessment, Choice, Prior, Run, assess, choose
 from iotune.store import Store, now_iso
@@ -205,10 +205,7 @@ def io_seconds_from_report(path: os.PathLike[str] | str, pattern: str | None = N
     per-file times, or no matching file has a positive time.
     """
     text = read_text(path, "preload report", DataError)
-    try:
-        report = json.loads(text)
-    except ValueError as exc:
-        raise DataError(f"--preload-report: {path}: not JSON ({exc})") from None
+    report = parse_json(text, f"--preload-report: {path}", DataError)
     if not isinstance(report, dict) or report.get("preload") != "iotune":
         raise DataError(f"--preload-report: {path}: not a report of iotune's preload library")
     if not has_opens(report):

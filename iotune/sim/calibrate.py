@@ -46,6 +46,7 @@ from scipy.optimize import least_squares
 
 from iotune.errors import ConfigError, IotuneError
 from iotune.execution.outputs import atomic_write
+from iotune.inputs import MAX_YAML_BYTES, read_text
 from iotune.sim.paper import PaperRow, model_point, paper_rows
 from iotune.sim.simulate import BACKEND
 from iotune.sim.system import SimSystem, load_system
@@ -233,7 +234,7 @@ def calibrate_preset(system: SimSystem) -> Fit:
 
 def write_values(path: Path, values: Mapping[str, float]) -> None:
     """Replace ``key: value`` lines of the preset YAML at ``path``, keeping their comments."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "system file", ConfigError, MAX_YAML_BYTES)
     for key, value in values.items():
         pattern = re.compile(rf"^({re.escape(key)}:\s*)(\S+)(.*)$", re.MULTILINE)
         if not pattern.search(text):

@@ -79,6 +79,7 @@ from typing import Any
 import yaml
 
 from iotune.errors import ConfigError
+from iotune.inputs import MAX_YAML_BYTES, YamlLimitError, read_text, safe_load
 from iotune.settings.catalogue import SETTINGS, ByteSize, SettingValueError
 from iotune.settings.values import normalise_value
 
@@ -209,10 +210,13 @@ def load_system(name_or_path: str | Path) -> SimSystem:
     """
     text = str(name_or_path)
     path = Path(text)
-    if path.suffix in (".yaml", ".yml") or path.is_file():
-        if not path.is_file():
+    if path.suffix in (".yaml", ".yml") or (path.exists() and not path.is_dir()):
+        if not path.exists():
             raise ConfigError(f"system: no such file: {text}")
-        raw = path.read_text(encoding="utf-8")
+        try:
+            raw = read_text(path, "system file", ConfigError, MAX_YAML_BYTES)
+        except ConfigError as exc:  # a directory, a special file, too big, not UTF-8
+            raise ConfigError(f"system: {exc}") from None
     else:
         known = list_systems()
         if text not in known:
@@ -223,7 +227,9 @@ def load_system(name_or_path: str | Path) -> SimSystem:
         preset = resources.files("iotune.sim").joinpath(_PRESET_DIR, f"{text}.yaml")
         raw = preset.read_text("utf-8")
     try:
-        data = yaml.safe_load(raw)
+        data = safe_load(raw)
+    except YamlLimitError as exc:
+        raise ConfigError(f"system: {text}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"system: {text} is not valid YAML: {exc}") from None
     return system_from_mapping(data)

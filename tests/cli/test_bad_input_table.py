@@ -30,6 +30,16 @@ PRODUCTION_JOB = ('{"kind": "production_job", "event": "start", "tag": "x", "job
                   '"config": "default", "settings": {}, "role": "baseline", "schema_version": 1, '
                   '"id": "0123456789abcdef0123456789abcdef", '
                   '"recorded_at": "2026-01-01T00:00:00+00:00"}\n')
+#: The head of a tuned file for the cases that add a field past iotune's YAML limits.
+TUNED_HEAD = "kernel: vpic\ncores: 4\nsettings: {cb_nodes: 2}\n"
+#: Nine levels of anchors, each repeating the one before ten times (10^9 values).
+LAUGHS = ["l0: &l0 [" + ", ".join(["lol"] * 10) + "]",
+          *(f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 10) + "]" for n in range(1, 9))]
+#: ``{key}:`` holding the anchors of LAUGHS.
+BILLION_LAUGHS = "{key}:\n" + "".join(f"  {line}\n" for line in LAUGHS)
+#: A tuned file and a config one byte over the 4 MiB limit of a YAML input.
+BIG_TUNED = TUNED_HEAD + "reason: " + "x" * (4 * 2**20 - len(TUNED_HEAD) - len("reason: ") + 1)
+BIG_CONFIG = GOOD_CONFIG + "# " + "x" * (4 * 2**20 - len(GOOD_CONFIG) - 2 + 1)
 GOOD_CSV = "cores,cb_nodes,write_time\n4,,2.0\n4,1,1.5\n4,2,1.0\n4,,2.1\n"
 JOB_START = ("job", "start", "--tag", "x", "--job-id", "1")
 JOB_FINISH = ("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3")
@@ -448,6 +458,72 @@ CASES = [
          says=("store link.jsonl (the file ", "nodir does not exist")),
     case(*JOB_START, "--store", "text.txt/p.jsonl",
          says=("store text.txt/p.jsonl", "is not a directory")),
+    # untrusted YAML and input files: nesting, aliases, size, special files
+    case("apply", "t.yaml", says=("t.yaml", "best_found", "nested deeper than 64 levels"),
+         t_yaml=TUNED_HEAD + "best_found: " + "[" * 100_000 + "\n"),
+    case("apply", "t.yaml", says=("t.yaml", "best_found.a.a.a", "nested deeper than 64"),
+         t_yaml=TUNED_HEAD + "best_found: " + "{a: " * 50_000 + "\n"),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "t.yaml",
+         says=("t.yaml", "best_found.a.a.a", "nested deeper than 64"),
+         t_yaml=TUNED_HEAD + "best_found:\n" + "".join(" " * n + "a:\n" for n in range(1, 1000))),
+    case("results", "-c", "t.yaml", says=("t.yaml", "best_found.a.a.a", "nested deeper than 64"),
+         t_yaml=TUNED_HEAD + "best_found:\n" + "".join(" " * n + "a:\n" for n in range(1, 1000))),
+    case("apply", "t.yaml", says=("t.yaml", "tuned file is", "over the limit of 4 MiB"),
+         t_yaml=TUNED_HEAD + "best_found:\n" + "".join(" " * n + "a:\n" for n in range(1, 3000))),
+    case("apply", "t.yaml", says=("t.yaml", "measured.l", "more than 100000 values"),
+         t_yaml=TUNED_HEAD + BILLION_LAUGHS.format(key="measured")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "t.yaml",
+         says=("t.yaml", "settings.l", "more than 100000 values"),
+         t_yaml="kernel: vpic\ncores: 4\n" + BILLION_LAUGHS.format(key="settings")),
+    case("results", "-c", "t.yaml", says=("t.yaml", "measured.l", "more than 100000 values"),
+         t_yaml=TUNED_HEAD + BILLION_LAUGHS.format(key="measured")),
+    case("apply", "t.yaml", says=("t.yaml", "alias *a inside its own anchor"),
+         t_yaml=TUNED_HEAD + "measured: &a {again: *a}\n"),
+    case("apply", "t.yaml", says=("t.yaml", f"tuned file is {len(BIG_TUNED)} bytes",
+                                  "over the limit of 4 MiB"), t_yaml=BIG_TUNED),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "t.yaml",
+         says=("t.yaml", "tuned file is", "over the limit of 4 MiB"), t_yaml=BIG_TUNED),
+    case("results", "-c", "c.yaml", says=("c.yaml", f"config file is {len(BIG_CONFIG)} bytes",
+                                          "over the limit of 4 MiB"), c_yaml=BIG_CONFIG),
+    case("apply", "fifo.yaml", says=("fifo.yaml", "is a named pipe (FIFO)",
+                                     "a tuned file must be a regular file"),
+         fifos=("fifo.yaml",)),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--candidate", "fifo.yaml",
+         says=("fifo.yaml", "is a named pipe (FIFO)", "a tuned file must be a regular file"),
+         fifos=("fifo.yaml",)),
+    case("results", "-c", "fifo.yaml", says=("fifo.yaml", "is a named pipe (FIFO)",
+                                            "a config file must be a regular file"),
+         fifos=("fifo.yaml",)),
+    case("apply", "/dev/zero", says=("/dev/zero", "is a character device")),
+    case("tune", "--backend", "replay", "--replay-data", "f.csv", "--cores", "4",
+         says=("f.csv", "is a named pipe (FIFO)", "a replay file must be a regular file"),
+         fifos=("f.csv",)),
+    case("fit", "f.csv", "--params", "cb_nodes", "--target", "write_time", "-o", "m.yaml",
+         says=("f.csv", "is a named pipe (FIFO)", "a CSV file must be"), fifos=("f.csv",)),
+    case("predict", "f.yaml", "data.csv", says=("f.yaml", "is a named pipe (FIFO)",
+                                               "a model file must be"), fifos=("f.yaml",)),
+    case("run", *SIM[:2], "--system", "f.yaml", "--cores", "4",
+         says=("system: f.yaml", "is a named pipe (FIFO)", "a system file must be"),
+         fifos=("f.yaml",)),
+    case("profile", "f.darshan", says=("f.darshan", "is a named pipe (FIFO)",
+                                       "a Darshan log must be"), fifos=("f.darshan",)),
+    case("phases", "f.darshan", says=("f.darshan", "is a named pipe (FIFO)"),
+         fifos=("f.darshan",)),
+    case("estimate", "text.txt", "--characterization", "f.yaml",
+         says=("f.yaml", "is a named pipe (FIFO)"), fifos=("f.yaml",)),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "f.json",
+         says=("f.json", "is a named pipe (FIFO)", "a preload report must be"),
+         fifos=("f.json",)),
+    case("run", "--command", "ls", "--cores", "1", "--metric", "{a: " * 50_000,
+         says=("--command.metric", "nested deeper than 64 levels")),
+    case("run", "--command", "ls", "--cores", "1", "--metric",
+         "{regex: 'x: ([0-9.]+)', " + ", ".join(LAUGHS) + "}",
+         says=("--command.metric", "more than 100000 values")),
+    case("job", "finish", "--tag", "x", "--job-id", "1", "--preload-report", "r.json",
+         says=("r.json", "JSON nested too deeply"), r_json="[" * 100_000 + "\n"),
+    case("fit", "f.parquet", "--params", "cb_nodes", "--target", "write_time", "-o", "m.yaml",
+         says=("f.parquet", "is a named pipe (FIFO)", "a Parquet file must be"),
+         fifos=("f.parquet",)),
 ]
 
 
