@@ -31,3 +31,32 @@ MAX_SPACE = 100_000
 #: Runs of a training plan (configurations x repetitions over all scales, counted before
 #: the plan is built) and a tune's budget: a million runs is years of allocation.
 MAX_PLAN_RUNS = 1_000_000
+
+#: Seconds of any duration a flag or a config gives (``system.timeout``, ``job finish
+#: --seconds``, ``status --watch``, ``--lease``, a probe's ``--interval``, ``--duration``
+#: and ``--queue-interval``, ``--gap``, ``--window``, ``--measured``, ``--t-idle``): a year,
+#: longer than any batch job's time limit (Python's ``time.sleep`` fails on a wait of
+#: 10^10 s).
+MAX_SECONDS = 365 * 24 * 3600
+
+#: The simulated noise level (``--noise``, ``backend.noise``): 1 is a system's measured
+#: run-to-run variability; at 10 one configuration's times already spread over orders of
+#: magnitude, and near 100 the simulated bandwidth of a 4-rank run reaches 10^16 MiB/s.
+MAX_NOISE = 10
+
+#: Storage targets (``system.ost_count``, ``probe --targets``, ``placement --idle`` and
+#: ``--busy``): 65,536, above the OST count of the largest Lustre file systems (a few
+#: thousand).
+MAX_OSTS = 2**16
+
+#: Tasks of one Slurm job array (``train --array``): Slurm's largest ``MaxArraySize`` is
+#: 4,000,001, so no cluster runs more tasks in one array.
+MAX_ARRAY_TASKS = 4_000_001
+
+#: Rounds of one probe session (``probe --rounds``, and the rounds a ``--duration`` and
+#: ``--interval`` give with ``--simulate``): a million rounds is a year at one every 30 s.
+MAX_PROBE_ROUNDS = 1_000_000
+
+#: Latencies of one simulated probe session (rounds x targets), drawn and written to the
+#: store at once: ten million is a store of about a gigabyte.
+MAX_SIMULATED_PROBES = 10_000_000
