@@ -60,3 +60,8 @@ MAX_PROBE_ROUNDS = 1_000_000
 #: Latencies of one simulated probe session (rounds x targets), drawn and written to the
 #: store at once: ten million is a store of about a gigabyte.
 MAX_SIMULATED_PROBES = 10_000_000
+
+#: Bootstrap models of a model's ensemble (``--option members``): 16 by default; each
+#: member is one more greedy fit at every refit, so a tune's fitting time grows with it,
+#: and past a few hundred the spread it measures no longer changes.
+MAX_ENSEMBLE = 1000

@@ -217,7 +217,7 @@ CASES = [
     case("tune", "--cores", "0", says=("'--cores'", "not in the range")),
     case("tune", *SIM, "--cores", "512", "--option", "seed=abc", says=("--option seed", "'abc'")),
     case("tune", *SIM, "--cores", "512", "--strategy", "genetic", "--option", "population=-3",
-         says=("--option population", "integer >= 2")),
+         says=("--option population", "integer in [2, 100000]")),
     case("tune", *SIM, "--cores", "512", "--strategy", "genetic", "--option", "mutation=2",
          says=("--option mutation", "[0, 1]")),
     case("tune", *SIM, "--cores", "512", "--strategy", "tpe", "--option", "startup=x",
