@@ -12,8 +12,10 @@ from __future__ import annotations
 #: 16,777,216, above the core count of the largest machines (about 10^7).
 MAX_CORES = 2**24
 
-#: Any integer setting or kernel argument: the largest integer a JSON reader and a float
-#: hold exactly (a store is JSON; a larger value would be rounded on the way back).
+#: Any integer setting or kernel argument, and any count or seed without a bound of its own
+#: (``--seed``, ``--folds``, ``--class``, an integer ``--option``): the largest integer a
+#: JSON reader and a float hold exactly (a store is JSON; a larger value would be rounded
+#: on the way back).
 MAX_INTEGER = 2**53
 
 #: Bytes one rank writes in one kernel run: 1 TiB, above the memory of any node, which a
@@ -26,10 +28,14 @@ MAX_REPETITIONS = 1000
 
 #: Configurations of a search space (the full factorial of its values, counted before it
 #: is built): the papers' spaces hold 640 to 1080; 10^5 is a day of enumeration at most.
+#: Also any number of configurations asked for (``report --top``, ``--option top_k``,
+#: ``top_k_refit``, ``batch``, ``population``): no space holds more.
 MAX_SPACE = 100_000
 
 #: Runs of a training plan (configurations x repetitions over all scales, counted before
-#: the plan is built) and a tune's budget: a million runs is years of allocation.
+#: the plan is built) and a tune's budget: a million runs is years of allocation. Also
+#: what costs at least one run each (``--option generations``, ``refit_rounds``,
+#: ``startup``).
 MAX_PLAN_RUNS = 1_000_000
 
 #: Seconds of any duration a flag or a config gives (``system.timeout``, ``job finish
@@ -53,8 +59,9 @@ MAX_OSTS = 2**16
 #: 4,000,001, so no cluster runs more tasks in one array.
 MAX_ARRAY_TASKS = 4_000_001
 
-#: Rounds of one probe session (``probe --rounds``, and the rounds a ``--duration`` and
-#: ``--interval`` give with ``--simulate``): a million rounds is a year at one every 30 s.
+#: Rounds of one probe session (``probe --rounds``, ``--large-every``, ``classify
+#: --horizon``, and the rounds a ``--duration`` and ``--interval`` give with
+#: ``--simulate``): a million rounds is a year at one every 30 s.
 MAX_PROBE_ROUNDS = 1_000_000
 
 #: Latencies of one simulated probe session (rounds x targets), drawn and written to the
