@@ -72,3 +72,9 @@ MAX_SIMULATED_PROBES = 10_000_000
 #: member is one more greedy fit at every refit, so a tune's fitting time grows with it,
 #: and past a few hundred the spread it measures no longer changes.
 MAX_ENSEMBLE = 1000
+
+#: The spread of a log-normal in a sim preset's ``noise`` block (``idle_sigma``,
+#: ``busy_sigma``): measured systems show 0.08 to 0.3; at 2 one standard deviation already
+#: multiplies a time by 7, and far larger ones, scaled by the noise level, overflow the
+#: simulated factor.
+MAX_NOISE_SIGMA = 2

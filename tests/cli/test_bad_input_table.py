@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ PRODUCTION_JOB = ('{"kind": "production_job", "event": "start", "tag": "x", "job
                   '"id": "0123456789abcdef0123456789abcdef", '
                   '"recorded_at": "2026-01-01T00:00:00+00:00"}\n')
 GOOD_CSV = "cores,cb_nodes,write_time\n4,,2.0\n4,1,1.5\n4,2,1.0\n4,,2.1\n"
+#: The hopper sim preset, for presets with one value changed.
+HOPPER = resources.files("iotune.sim").joinpath("systems/hopper.yaml").read_text()
 
 
 @dataclass(frozen=True)
@@ -505,6 +508,15 @@ CASES = [
          says=("'--repeat'", "above the limit of 1,000")),
     case("estimate", "text.txt", "--characterization", "c.yaml", "--measured", "nan",
          says=("'--measured'", "not a finite number")),
+    case("run", "--backend", "sim", "--system", "p.yaml", "--cores", "4",
+         says=("system.ost_count", "above the limit of 65536"),
+         p_yaml=HOPPER.replace("\nost_count: 156 ", "\nost_count: 100000000000000000000 ")),
+    case("run", "--backend", "sim", "--system", "p.yaml", "--cores", "4",
+         says=("system.noise.busy_sigma", "above the limit of 2"),
+         p_yaml=HOPPER.replace("busy_sigma: 0.3", "busy_sigma: 1.0e+300")),
+    case("run", "--backend", "sim", "--system", "p.yaml", "--cores", "4",
+         says=("system.ost_bandwidth_mib_s", "not a finite number"),
+         p_yaml=HOPPER.replace("ost_bandwidth_mib_s: 309.1", "ost_bandwidth_mib_s: .inf")),
 ]
 
 
