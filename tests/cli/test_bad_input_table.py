@@ -517,6 +517,11 @@ CASES = [
     case("run", "--backend", "sim", "--system", "p.yaml", "--cores", "4",
          says=("system.ost_bandwidth_mib_s", "not a finite number"),
          p_yaml=HOPPER.replace("ost_bandwidth_mib_s: 309.1", "ost_bandwidth_mib_s: .inf")),
+    case("run", *SIM, "--kernel", "p.yaml", "--cores", "4",
+         says=("p.yaml: ranks", "above the limit of 16777216"),
+         p_yaml="schema_version: 1\nkernel: vpic\nargs: {}\nranks: 100000000000000000000\n"),
+    case("run", *SIM, "--kernel", "p.yaml", "--cores", "4", says=("p.yaml: ranks", "finite"),
+         p_yaml="schema_version: 1\nkernel: vpic\nargs: {}\nranks: .inf\n"),
 ]
 
 
