@@ -522,6 +522,10 @@ CASES = [
          p_yaml="schema_version: 1\nkernel: vpic\nargs: {}\nranks: 100000000000000000000\n"),
     case("run", *SIM, "--kernel", "p.yaml", "--cores", "4", says=("p.yaml: ranks", "finite"),
          p_yaml="schema_version: 1\nkernel: vpic\nargs: {}\nranks: .inf\n"),
+    case("train", "-c", "bad.yaml", says=("backend.noise", "not a finite number"),
+         **config(GOOD_CONFIG.replace("{name: sim}", "{name: sim, noise: .nan}"))),
+    case("train", "-c", "bad.yaml", says=("system.timeout", "not a finite number"),
+         **config("system: {timeout: .nan}\n" + GOOD_CONFIG)),
 ]
 
 
