@@ -101,3 +101,10 @@ def test_every_float_option_refuses_the_number_past_its_bound(
     assert f"'{option.opts[-1]}'" in line, line
     assert "above the limit" in line or "not in the range" in line, line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_flag_with_an_optional_number_keeps_its_default_value() -> None:
+    status = cli.commands["status"]
+    assert status.make_context("status", ["--watch"]).params["watch"] == 10.0
+    assert status.make_context("status", ["--watch", "30"]).params["watch"] == 30.0
+    assert status.make_context("status", []).params["watch"] is None
