@@ -2,8 +2,10 @@
 
 Runs ``iotune`` as a user would (a new process each time, so start-up is included) on
 inputs that, unbounded, would grow without end: a training plan of 10^18 repetitions, a
-space of 10^8 configurations, 10^40 particles per rank, 10^20 ranks, and a tune budget of
-10^11. Target: each refused in one line, with a non-zero exit, within 2 s.
+space of 10^8 configurations, 10^40 particles per rank, 10^20 ranks, a tune budget of
+10^11, a timeout or a noise level that is not a number, 10^20 seconds of I/O, 10^20
+simulated targets and a simulated probe of 300 days. Target: each refused in one line,
+with a non-zero exit, within 2 s.
 
     python benchmarks/bounds.py
     python benchmarks/bounds.py --quick     # two cases; the time is shown, not judged
@@ -44,6 +46,18 @@ CASES = {
                            "1" + "0" * 20]),
     "--budget 10^11": ("", ["tune", "--backend", "sim", "--system", "hopper", "--cores",
                             "512", "--budget", "1" + "0" * 11]),
+    "system.timeout .nan (--dry-run)": (
+        "system: {timeout: .nan}\nspace: {cb_nodes: [1, 2]}\ntrain: {scales: [{cores: 2}]}\n",
+        ["train", "-c", "c.yaml", "--dry-run"]),
+    "train --noise nan": ("backend: {name: sim}\nspace: {cb_nodes: [1, 2]}\n"
+                          "train: {scales: [{cores: 2}]}\n",
+                          ["train", "-c", "c.yaml", "--noise", "nan"]),
+    "job finish --seconds 1e20": ("", ["job", "finish", "--tag", "x", "--job-id", "1",
+                                       "--seconds", "1e20"]),
+    "probe --simulate --targets 10^20": ("", ["probe", "--simulate", "hopper", "--targets",
+                                              "1" + "0" * 20]),
+    "probe --simulate 300 days every 1 s": ("", ["probe", "--simulate", "hopper", "--interval",
+                                                 "1s", "--duration", "300d"]),
 }
 
 

@@ -20,7 +20,15 @@ from iotune.execution.launchers import make_launcher
 from iotune.execution.outputs import check_not_system_directory
 from iotune.inputs import MAX_YAML_BYTES, parse_yaml, read_text
 from iotune.kernel_specs import get_kernel
-from iotune.settings.bounds import MAX_CORES, MAX_INTEGER, MAX_PLAN_RUNS, MAX_REPETITIONS
+from iotune.settings.bounds import (
+    MAX_CORES,
+    MAX_INTEGER,
+    MAX_NOISE,
+    MAX_OSTS,
+    MAX_PLAN_RUNS,
+    MAX_REPETITIONS,
+)
+from iotune.settings.numbers import check_number
 from iotune.settings.space import Limits, SearchSpace
 from iotune.settings.units import parse_duration
 from iotune.settings.values import check_requirements
@@ -178,9 +186,7 @@ class Config:
         if sim_system is not None:
             backend_changes["sim_system"] = sim_system
         if noise is not None:
-            if noise < 0:
-                raise ConfigError(f"--noise: {noise!r} is not a number >= 0")
-            backend_changes["noise"] = float(noise)
+            backend_changes["noise"] = check_number(noise, "--noise", 0, limit=MAX_NOISE)
         if replay_data is not None:
             backend_changes["replay_data"] = replay_data.resolve()
         if backend_changes:
@@ -252,12 +258,8 @@ class _Section:
         value = self._given(key, field, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-            raise ConfigError(f"{self.path(key)}: {value!r} is not {rule}")
-        if value > maximum:
-            raise ConfigError(f"{self.path(key)}: {value} is above the limit of {maximum} "
-                              "(docs/campaigns.md, Limits)")
+        check_number(value, self.path(key), minimum, whole=True, limit=maximum)
+        assert isinstance(value, int)
         return value
 
     def int(self, key: str, minimum: int = 1, field: str | None = None,
@@ -267,11 +269,11 @@ class _Section:
         assert value is not None, f"{self.path(key)} has no default"
         return value
 
-    def number(self, key: str, minimum: float = 0.0, field: str | None = None) -> float:
-        value = self._given(key, field, _FROM_DEFAULTS)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-            raise ConfigError(f"{self.path(key)}: {value!r} is not a number >= {minimum:g}")
-        return float(value)
+    def number(self, key: str, minimum: float, limit: float, field: str | None = None) -> float:
+        """A finite number in [``minimum``, ``limit``] (``limit``: a documented bound of
+        :mod:`iotune.settings.bounds`), or the default."""
+        return check_number(self._given(key, field, _FROM_DEFAULTS), self.path(key), minimum,
+                            limit=limit)
 
     def optional_text(self, key: str, choices: tuple[str, ...] = (), field: str | None = None,
                       default: Any = _FROM_DEFAULTS) -> str | None:
@@ -369,9 +371,9 @@ def _system(raw: Any, base: Path) -> SystemConfig:
         launcher=launcher,
         launcher_template=template,
         # this machine's cores, not the dataclass's 1: a config without it runs locally
-        cores_per_node=s.int("cores_per_node", default=os.cpu_count() or 1),
-        ost_count=s.optional_int("ost_count"),
-        aggregators_per_node=s.optional_int("aggregators_per_node"),
+        cores_per_node=s.int("cores_per_node", default=os.cpu_count() or 1, maximum=MAX_CORES),
+        ost_count=s.optional_int("ost_count", maximum=MAX_OSTS),
+        aggregators_per_node=s.optional_int("aggregators_per_node", maximum=MAX_CORES),
         timeout_s=timeout,
         python=s.optional_text("python"),
         env=tuple((str(k), str(v)) for k, v in env.items()),
@@ -454,8 +456,8 @@ def _tune(raw: Any) -> TuneConfig:
         budget=t.optional_int("budget", maximum=MAX_PLAN_RUNS),
         seed=t.int("seed", minimum=0),
         state_aware=state_aware,
-        busy_repeats=t.int("busy_repeats", minimum=0),
-        min_idle=t.int("min_idle"),
+        busy_repeats=t.int("busy_repeats", minimum=0, maximum=MAX_REPETITIONS),
+        min_idle=t.int("min_idle", maximum=MAX_REPETITIONS),
         options=options,
         target=t.text("target", TARGETS),
     )
@@ -496,7 +498,7 @@ def _backend(raw: Any, base: Path) -> BackendConfig:
     return BackendConfig(
         name=b.text("name"),
         sim_system=b.text("system", field="sim_system"),
-        noise=b.number("noise"),
+        noise=b.number("noise", 0, MAX_NOISE),
         replay_data=data_path,
         replay_time_column=b.text("replay_time_column"),
         replay_cores_column=b.text("replay_cores_column"),

@@ -14,6 +14,7 @@ import click
 import yaml
 
 from iotune.backends import backend_class, known_backends
+from iotune.cli.numbers import FiniteFloat
 from iotune.config import BackendConfig, Config, default_config_path, load_config
 from iotune.defaults import builtin_config, defaults_for_backend, with_proxy
 from iotune.errors import ConfigError
@@ -21,6 +22,7 @@ from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
 from iotune.inputs import safe_load
+from iotune.settings.bounds import MAX_NOISE
 from iotune.store.cache import cache_path
 from iotune.store.claims import claims_path
 from iotune.store.location import is_directory_store, resolve_store_path
@@ -70,7 +72,7 @@ def backend_options(func: F) -> F:
     """``--backend``, ``--system`` and ``--noise``: which backend measures, and how."""
     func = click.option("--replay-data", type=click.Path(dir_okay=False, path_type=Path),
                         help="replay: an iotune store or CSV of recorded measurements.")(func)
-    func = click.option("--noise", type=click.FloatRange(min=0),
+    func = click.option("--noise", type=FiniteFloat(0, MAX_NOISE, limit=True),
                         help="sim: noise level, 1 = the system's measured run-to-run "
                              "variability, 0 = deterministic (default: the config's "
                              "backend.noise, 1).")(func)

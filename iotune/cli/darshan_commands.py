@@ -14,9 +14,11 @@ from typing import Any
 import click
 
 from iotune.cli.common import config_option, force_option, format_option, in_use, resolve_config
+from iotune.cli.numbers import SECONDS, SEED, BoundedInt, FiniteFloat
 from iotune.errors import ConfigError
 from iotune.execution.outputs import check_not_system_directory, check_output_file
 from iotune.kernel_specs import Feature, kernels_with
+from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS, MAX_SECONDS
 from iotune.ui.output import emit, progress, render_pairs, render_table
 
 FORMATS = ("table", "json", "yaml")
@@ -36,7 +38,7 @@ def _log_argument(func: Any) -> Any:
 
 
 def _class_option(func: Any) -> Any:
-    return click.option("--class", "class_index", type=int, default=None,
+    return click.option("--class", "class_index", type=BoundedInt(0), default=None,
                         help="Signature class to use (default: the one that moved the most "
                              "bytes; see 'iotune profile').")(func)
 
@@ -50,7 +52,7 @@ def _ignore_option(func: Any) -> Any:
 def _threshold_option(func: Any) -> Any:
     from iotune.darshan.classes import DEFAULT_THRESHOLD
 
-    return click.option("--threshold", type=click.FloatRange(0, 1, min_open=True),
+    return click.option("--threshold", type=FiniteFloat(0, 1, min_open=True),
                         default=DEFAULT_THRESHOLD, show_default=True,
                         help="Cosine similarity for two files to share a class.")(func)
 
@@ -58,7 +60,8 @@ def _threshold_option(func: Any) -> Any:
 def _trace_options(func: Any) -> Any:
     from iotune.darshan.phases import DEFAULT_GAP_S
 
-    func = click.option("--gap", type=click.FloatRange(min=0), default=DEFAULT_GAP_S,
+    func = click.option("--gap", type=FiniteFloat(0, MAX_SECONDS, limit=True),
+                        default=DEFAULT_GAP_S,
                         show_default=True,
                         help="Seconds of idle time that end a run of operations.")(func)
     return click.option("--module", type=click.Choice(["auto", "posix", "mpiio"]),
@@ -69,7 +72,7 @@ def _trace_options(func: Any) -> Any:
 def _min_similarity_option(func: Any) -> Any:
     from iotune.darshan.proxy import MIN_SIMILARITY
 
-    return click.option("--min-similarity", type=click.FloatRange(0, 1), default=MIN_SIMILARITY,
+    return click.option("--min-similarity", type=FiniteFloat(0, 1), default=MIN_SIMILARITY,
                         show_default=True,
                         help="Warn when the proxy's similarity is below this.")(func)
 
@@ -177,16 +180,18 @@ def match_command(log: Path, class_index: int | None, threshold: float,
 @_class_option
 @_threshold_option
 @_ignore_option
-@click.option("--population", type=click.IntRange(4, 10000), default=48, show_default=True)
-@click.option("--generations", type=click.IntRange(1, 10000), default=40, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--population", type=BoundedInt(4, 10000, limit=False), default=48,
+              show_default=True)
+@click.option("--generations", type=BoundedInt(1, 10000, limit=False), default=40,
+              show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--max-bytes-per-rank", default=None, metavar="BYTES",
               help="Only consider configurations writing at most this much per rank.")
 @_min_similarity_option
 @click.option("--run", "run_it", is_flag=True,
               help="Run the proxy for real (its system calls traced with strace) and print "
                    "the similarity measured from what it did beside the predicted one.")
-@click.option("--run-ranks", type=click.IntRange(min=1), default=None,
+@click.option("--run-ranks", type=BoundedInt(1, MAX_CORES), default=None,
               help="Ranks of the --run (default 2, never more than the proxy's).")
 @config_option
 @format_option(choices=FORMATS)
@@ -294,7 +299,7 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
 @force_option
 @_trace_options
 @config_option
-@click.option("--ranks", type=click.IntRange(min=1), default=None,
+@click.option("--ranks", type=BoundedInt(1, MAX_CORES), default=None,
               help="Most ranks per run (default 4, never more than the phase had).")
 @click.option("--scratch", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for the kernel's files (default: the config's system.scratch).")
@@ -306,7 +311,7 @@ def phases_command(log: Path, module: str, gap: float, show_all: bool, fmt: str)
                    "cache.")
 @click.option("--max-bytes-per-rank", default="64MiB", show_default=True, metavar="BYTES",
               help="Cap on each rank's bytes per run (fewer requests beyond it).")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--repeat", type=BoundedInt(1, MAX_REPETITIONS), default=1, show_default=True,
               help="Runs per pattern (the median bandwidth is kept).")
 @format_option(choices=FORMATS)
 def characterize_command(log: Path, output: Path, force: bool, module: str, gap: float,
@@ -361,7 +366,7 @@ def characterize_command(log: Path, output: Path, force: bool, module: str, gap:
 @click.option("--characterization", "characterization", required=True,
               type=click.Path(path_type=Path), help="File written by 'iotune characterize'.")
 @_trace_options
-@click.option("--measured", type=float, default=None,
+@click.option("--measured", type=SECONDS, default=None,
               help="Measured I/O time in seconds to compare the total with.")
 @click.option("--all", "show_all", is_flag=True, help="Show every phase in the table.")
 @format_option(choices=FORMATS)

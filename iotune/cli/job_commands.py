@@ -16,6 +16,7 @@ import click
 
 from iotune.apply import FORMATS, default_lines, render
 from iotune.cli.common import store_files
+from iotune.cli.numbers import SECONDS
 from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse, check_output_file
 from iotune.production.jobs import (
@@ -118,7 +119,7 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
 @_store
 @_tag
 @_job
-@click.option("--seconds", type=float, default=None,
+@click.option("--seconds", type=SECONDS, default=None,
               help="The application's I/O seconds in this job.")
 @click.option("--preload-report", "report_path", type=click.Path(path_type=Path),
               default=None,

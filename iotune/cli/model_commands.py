@@ -11,6 +11,7 @@ import click
 import pandas as pd
 
 from iotune.cli.common import force_option, in_use
+from iotune.cli.numbers import SEED, BoundedInt, FiniteFloat
 from iotune.errors import DataError
 from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.inputs import check_regular, read_csv
@@ -131,7 +132,7 @@ def _where(entry: dict[str, Any]) -> str:
 @click.option("--params", required=True,
               help="Comma-separated numeric parameter columns, e.g. c,s,a,f.")
 @click.option("--target", required=True, help="Column to model, e.g. write_time (positive).")
-@click.option("--max-terms", type=click.IntRange(min=1), default=MAX_TERMS, show_default=True,
+@click.option("--max-terms", type=BoundedInt(1), default=MAX_TERMS, show_default=True,
               help="Terms chosen by greedy selection (completion may add more).")
 @click.option("--actionable", default=None,
               help="Comma-separated parameters the tuner can set (default: all --params); "
@@ -146,10 +147,10 @@ def _where(entry: dict[str, Any]) -> str:
               help="terms: stop at --max-terms (the paper); threshold: also stop when the "
                    "next term lowers the relative error by less than --min-gain; cv: also "
                    "stop when it lowers the cross-validated error by less than that.")
-@click.option("--min-gain", type=click.FloatRange(0, 1, max_open=True), default=MIN_GAIN,
+@click.option("--min-gain", type=FiniteFloat(0, 1, max_open=True), default=MIN_GAIN,
               show_default=True, help="Fractional gain a term needs under --stop threshold|cv.")
-@click.option("--cv-folds", type=click.IntRange(min=2), default=CV_FOLDS, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the CV folds.")
+@click.option("--cv-folds", type=BoundedInt(2), default=CV_FOLDS, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the CV folds.")
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Write the model file (YAML) here (replaces an earlier model, never DATA).")
 @force_option

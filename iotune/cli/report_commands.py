@@ -7,9 +7,11 @@ from pathlib import Path
 import click
 
 from iotune.cli.common import config_option, force_option, in_use
+from iotune.cli.numbers import BoundedInt
 from iotune.config import Config, default_config_path, load_config
 from iotune.errors import ConfigError
 from iotune.execution.outputs import check_output_dir
+from iotune.settings.bounds import MAX_SPACE
 from iotune.ui.output import progress
 
 
@@ -49,12 +51,12 @@ def _check_a_production_journal(store: Path, kernel: str | None) -> None:
 @force_option
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png",
               show_default=True, help="Image format of the figures.")
-@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
+@click.option("--top", type=BoundedInt(1, MAX_SPACE), default=20, show_default=True,
               help="Configurations per top-configurations figure.")
 @click.option("--probe-backend", metavar="BACKEND",
               help="Storage-state figures from the probe rounds of this backend (probe: "
                    "measured, sim: simulated); needed when the store holds both.")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+@click.option("--folds", type=BoundedInt(2), default=5, show_default=True,
               help="k of the k-fold cross-validation behind the classifier accuracy "
                    "boxplots and ROC curves.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path),

@@ -24,6 +24,7 @@ from iotune.cli.common import (
     with_command,
     with_kernel,
 )
+from iotune.cli.numbers import BoundedInt
 from iotune.cli.verdicts import hdf5_in_effect, run_verdicts
 from iotune.config import default_config_path
 from iotune.errors import ConfigError
@@ -105,14 +106,14 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
                    "(its arguments, its fixed settings unless --set overrides them, and its "
                    "ranks unless --cores is given).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1, max=MAX_CORES),
+@click.option("--cores", type=BoundedInt(1, MAX_CORES),
               help="MPI ranks; required unless a proxy file gives them.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="A setting, e.g. --set cb_nodes=2 --set cb_buffer_size=4MiB "
                    "--set hint.romio_no_indep_rw=true. Repeat for several.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE",
               help="A kernel argument, e.g. --arg particles_per_rank=1048576.")
-@click.option("--reps", type=click.IntRange(min=1, max=MAX_REPETITIONS), default=1,
+@click.option("--reps", type=BoundedInt(1, MAX_REPETITIONS), default=1,
               show_default=True, help="Repetitions (each one a record).")
 @backend_options
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
@@ -180,7 +181,7 @@ def _proxy_settings(kernel_name: str | None) -> dict[str, Any]:
 @click.option("--store", "store_path", type=click.Path(path_type=Path),
               help="Store to read (default: the config's).")
 @click.option("--kernel", help="Only this kernel.")
-@click.option("--cores", type=int, help="Only this scale.")
+@click.option("--cores", type=BoundedInt(1, MAX_CORES), help="Only this scale.")
 @click.option("--source", "source_text", metavar="TEXT",
               help="Only runs whose source (what measured them: backend, system, file "
                    "system, MPI library, simulator noise, recorded data) contains TEXT, "

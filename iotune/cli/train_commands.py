@@ -29,10 +29,12 @@ from iotune.cli.common import (
     with_kernel,
     with_slurm_launcher,
 )
+from iotune.cli.numbers import SECONDS, BoundedInt
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
 from iotune.execution.outputs import check_output_file
 from iotune.execution.slurm import current_allocation, job_label
+from iotune.settings.bounds import MAX_ARRAY_TASKS
 from iotune.settings.units import parse_duration
 from iotune.settings.values import describe_settings
 from iotune.store import Store
@@ -67,7 +69,7 @@ from iotune.ui.terminal import Progress, make_progress
               help="Write a Slurm job script that runs this campaign, and exit (replaces "
                    "an earlier script, never the store or the config).")
 @force_option
-@click.option("--array", "array", type=click.IntRange(min=1), metavar="N",
+@click.option("--array", "array", type=BoundedInt(1, MAX_ARRAY_TASKS), metavar="N",
               help="With --emit-sbatch: a job array of N tasks that share the campaign's "
                    "runs, each measured once between them.")
 @click.option("--lease", default=f"{LEASE_S:.0f}s", show_default=True, metavar="DURATION",
@@ -217,7 +219,7 @@ def _lease_seconds(text: str) -> float:
 @command_options
 @backend_options
 @target_option("The target given to 'iotune train', if any.")
-@click.option("--watch", "watch", type=float, is_flag=False, flag_value=10.0, default=None,
+@click.option("--watch", "watch", type=SECONDS, is_flag=False, flag_value=10.0, default=None,
               metavar="[SECONDS]",
               help="Print the status again every SECONDS (default 10) until the campaign "
                    "is complete or Ctrl-C.")
@@ -247,8 +249,6 @@ def status_command(config_path: Path | None, kernel_name: str | None,
     config = with_target(config, target)
     plans = plan_campaign(config)
     store = Store(config.store)
-    if watch is not None and watch <= 0:
-        raise click.BadParameter("must be a positive number of seconds", param_hint="--watch")
     source = make_backend(config).source()
     while True:
         status = campaign_status(plans, store, source=source)

@@ -33,6 +33,7 @@ from iotune.cli.common import (
     with_kernel,
     with_slurm_launcher,
 )
+from iotune.cli.numbers import BoundedInt
 from iotune.cli.verdicts import tune_verdicts
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
@@ -58,11 +59,11 @@ from iotune.ui.terminal import make_progress
               help="Kernel to tune (vpic, ior) or a proxy file from 'iotune proxy' "
                    "(default: the config's kernel).")
 @command_options
-@click.option("--cores", type=click.IntRange(min=1, max=MAX_CORES),
+@click.option("--cores", type=BoundedInt(1, MAX_CORES),
               help="Target scale (ranks); required unless a proxy file gives them.")
 @click.option("--strategy", help="portfolio (default), model, exhaustive, random, genetic "
                                  "or tpe.")
-@click.option("--budget", type=click.IntRange(min=1, max=MAX_PLAN_RUNS),
+@click.option("--budget", type=BoundedInt(1, MAX_PLAN_RUNS),
               help="Configurations to evaluate at most at the target scale.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="A strategy option, e.g. --option top_k=10 --option population=20.")

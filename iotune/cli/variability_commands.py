@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from iotune.cli.common import config_option, format_option, resolve_config
+from iotune.cli.numbers import SECONDS, SEED, BoundedInt, FiniteFloat
 from iotune.errors import ConfigError
 from iotune.execution.outputs import check_not_system_directory
+from iotune.settings.bounds import MAX_NOISE, MAX_OSTS, MAX_PROBE_ROUNDS
 from iotune.settings.catalogue import ByteSize
 from iotune.settings.units import parse_duration
 from iotune.settings.values import normalise_value
@@ -56,11 +58,11 @@ def _backend_option(func: Any) -> Any:
               help="How long to probe; 'none': until SIGTERM or SIGINT.")
 @click.option("--size", "size_text", default="1MiB", show_default=True,
               help="Bytes per probe write (Lustre's bulk RPC is 1 MiB).")
-@click.option("--rounds", type=click.IntRange(min=1), help="Stop after this many rounds.")
+@click.option("--rounds", type=BoundedInt(1, MAX_PROBE_ROUNDS), help="Stop after this many rounds.")
 @click.option("--large", "large_text", default="none", show_default=True,
               help="Ground truth: sizes of large writes, e.g. 64MiB,256MiB,1GiB (Wan et al.'s), "
                    "one per target every --large-every rounds, in turn; none: no large writes.")
-@click.option("--large-every", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--large-every", type=BoundedInt(1, MAX_PROBE_ROUNDS), default=10, show_default=True,
               help="Rounds between two rounds with large writes.")
 @click.option("--scratch", type=click.Path(file_okay=False, path_type=Path),
               help="Directory to probe under (default: the config's system.scratch).")
@@ -73,11 +75,11 @@ def _backend_option(func: Any) -> Any:
 @click.option("--simulate", "sim_system", metavar="SYSTEM",
               help="Write simulated rounds of a sim preset (e.g. hopper) instead of probing: "
                    "no I/O, records marked backend sim / provenance simulated.")
-@click.option("--targets", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--targets", type=BoundedInt(1, MAX_OSTS), default=4, show_default=True,
               help="--simulate: number of simulated OSTs.")
-@click.option("--noise", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--noise", type=FiniteFloat(0, MAX_NOISE, limit=True), default=1.0, show_default=True,
               help="--simulate: noise level of the preset.")
-@click.option("--seed", type=int, default=0, show_default=True, help="--simulate: seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="--simulate: seed.")
 @format_option("table", ("table", "json", "yaml"))
 def probe_command(config_path: Path | None, store_path: Path | None, interval: str,
                   duration: str, size_text: str, rounds: int | None, large_text: str,
@@ -164,7 +166,7 @@ def _samples(config_path: Path | None, store_path: Path | None, source: str,
 @click.option("--label", "method", type=click.Choice(["map", "sample"]), default="map",
               show_default=True, help="map: the more probable state; sample: drawn from the "
                                       "posterior (as Wan et al.), seeded.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --label sample.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --label sample.")
 @click.option("--samples", "show_samples", is_flag=True,
               help="List every sample with its posterior and label.")
 @format_option("table")
@@ -214,9 +216,10 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
               show_default=True, help="kfold: stratified shuffled k-fold; time: train on the "
                                       "earlier --train-fraction of the record, test on the "
                                       "rest; both.")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+@click.option("--folds", type=BoundedInt(2), default=5, show_default=True,
               help="k of the stratified k-fold cross-validation.")
-@click.option("--train-fraction", type=float, default=0.8, show_default=True,
+@click.option("--train-fraction", type=FiniteFloat(0, 1, min_open=True, max_open=True),
+              default=0.8, show_default=True,
               help="Time-ordered validation: share of the samples, earliest first, to train "
                    "on (the paper: 8 of 10 days).")
 @click.option("--predict", type=click.Choice(["auto", "next", "large"]), default="auto",
@@ -224,14 +227,14 @@ def states_command(config_path: Path | None, store_path: Path | None, source: st
               help="probe: next = the state of the probe --horizon rounds on; large = that of "
                    "the large write after the probe (iotune probe --large); auto = large when "
                    "the rounds have large writes.")
-@click.option("--horizon", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--horizon", type=BoundedInt(0, MAX_PROBE_ROUNDS), default=1, show_default=True,
               help="probe: rounds ahead whose state is predicted (0: the sample itself).")
 @click.option("--window", default="10m", show_default=True,
               help="Time window of the latency mean and standard deviation features.")
 @click.option("--label", "method", type=click.Choice(["map", "sample"]), default="map",
               show_default=True, help="How samples are labelled from the mixture.")
 @click.option("--no-queue", is_flag=True, help="Leave out the job-queue features.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the folds, the classifiers and --label sample.")
 @format_option("table")
 def classify_command(config_path: Path | None, store_path: Path | None, source: str,
@@ -334,12 +337,12 @@ def _classify_text(data: dict[str, Any], predicts: str) -> str:
 @config_option
 @_store_option
 @_backend_option
-@click.option("--idle", "n_idle", type=click.IntRange(min=0),
+@click.option("--idle", "n_idle", type=BoundedInt(0, MAX_OSTS),
               help="Idle targets (default: MAP labels of the latest probe round in the store).")
-@click.option("--busy", "n_busy", type=click.IntRange(min=0), help="Busy targets.")
-@click.option("--t-idle", type=float, help="Mean time of a unit write when idle (default: the "
+@click.option("--busy", "n_busy", type=BoundedInt(0, MAX_OSTS), help="Busy targets.")
+@click.option("--t-idle", type=SECONDS, help="Mean time of a unit write when idle (default: the "
                                            "store's mixture).")
-@click.option("--t-busy", type=float, help="Mean time of a unit write when busy.")
+@click.option("--t-busy", type=SECONDS, help="Mean time of a unit write when busy.")
 @click.option("--total", "total_text", help="Data to place, e.g. 288GiB: prints bytes per target.")
 @click.option("--classifier", "classifier", default="svm", show_default=True,
               help="Classifier whose forecasts the replay places by (svm, rf, gb, cart, nb, "

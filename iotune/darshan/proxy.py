@@ -38,6 +38,8 @@ from iotune.errors import ConfigError, DataError
 from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
 from iotune.inputs import load_yaml
 from iotune.kernel_specs import Feature, get_kernel, kernels_with
+from iotune.settings.bounds import MAX_CORES
+from iotune.settings.numbers import number_problem
 from iotune.settings.units import format_bytes
 
 if TYPE_CHECKING:
@@ -239,9 +241,9 @@ def read_proxy(path: str | os.PathLike[str]) -> Proxy:
     if not isinstance(settings, dict):
         raise ConfigError(f"{where}: settings must be a mapping")
     ranks = raw.get("ranks")
-    if ranks is not None and (isinstance(ranks, bool) or not isinstance(ranks, int)
-                              or ranks <= 0):
-        raise ConfigError(f"{where}: ranks {ranks!r} is not a positive integer")
+    problem = None if ranks is None else number_problem(ranks, 1, whole=True, limit=MAX_CORES)
+    if problem is not None:
+        raise ConfigError(f"{where}: ranks {problem}")
     return Proxy(kernel=kernel, args=params, settings=dict(settings), ranks=ranks,
                  similarity=_fraction(raw, "similarity", where),
                  source_log=raw.get("source_log"), source_sha256=raw.get("source_sha256"),

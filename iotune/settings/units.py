@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 
+from iotune.settings.bounds import MAX_SECONDS
+from iotune.settings.numbers import LIMITS_DOC, number_problem
+
 #: Bytes in one MiB, the unit of every bandwidth iotune reports (MiB/s).
 MIB = 2**20
 
@@ -66,17 +69,25 @@ def format_bytes(n: int) -> str:
 
 
 def parse_duration(value: object) -> float:
-    """Seconds in ``value``: a number, or a string such as ``"30s"``, ``"5m"``, ``"1h"``."""
+    """Seconds in ``value``: a number, or a string such as ``"30s"``, ``"5m"``, ``"1h"``.
+
+    Raises ``ValueError`` with the rule unless the duration is finite, positive and at most
+    :data:`~iotune.settings.bounds.MAX_SECONDS` (a year).
+    """
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, int | float):
-        if value <= 0:
-            raise ValueError(f"{value} is not a positive duration")
+        problem = number_problem(value, 0, min_open=True, limit=MAX_SECONDS, unit="s")
+        if problem is not None:
+            raise ValueError(problem.replace("a positive number", "a positive duration"))
         return float(value)
     if isinstance(value, str):
         match = _SIZE_RE.match(value)
         if match and match.group(2).lower() in _DURATION_UNITS:
             seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2).lower()]
+            if seconds > MAX_SECONDS:  # a string of digits too long for a float is inf
+                raise ValueError(f"{value!r} is above the limit of {MAX_SECONDS} s "
+                                 f"({LIMITS_DOC})")
             if seconds > 0:
                 return seconds
     raise ValueError(f"{value!r} is not a duration (seconds, or a string like '30s', '5m', '1h')")

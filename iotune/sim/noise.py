@@ -27,6 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from iotune.errors import ConfigError
+from iotune.settings.bounds import MAX_NOISE
+from iotune.settings.numbers import LIMITS_DOC
 from iotune.sim.system import NoiseSpec
 
 STATE_NAMES = np.array(["none", "idle", "busy"])
@@ -34,11 +36,14 @@ NONE, IDLE, BUSY = 0, 1, 2
 
 
 def check_noise_level(noise: float) -> float:
-    """``noise`` as a float, or ConfigError when it is not a finite number >= 0."""
+    """``noise`` as a float, or ConfigError when it is not a finite number in [0,
+    :data:`~iotune.settings.bounds.MAX_NOISE`]."""
     if isinstance(noise, bool) or not isinstance(noise, int | float) or not math.isfinite(noise):
         raise ConfigError(f"noise: {noise!r} is not a finite number")
     if noise < 0:
         raise ConfigError(f"noise: {noise!r} is negative; the noise level must be >= 0")
+    if noise > MAX_NOISE:
+        raise ConfigError(f"noise: {noise:g} is above the limit of {MAX_NOISE} ({LIMITS_DOC})")
     return float(noise)
 
 

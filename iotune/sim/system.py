@@ -80,7 +80,9 @@ import yaml
 
 from iotune.errors import ConfigError
 from iotune.inputs import MAX_YAML_BYTES, YamlLimitError, read_text, safe_load
+from iotune.settings.bounds import MAX_CORES, MAX_INTEGER, MAX_NOISE_SIGMA, MAX_OSTS
 from iotune.settings.catalogue import SETTINGS, ByteSize, SettingValueError
+from iotune.settings.numbers import check_number
 from iotune.settings.values import normalise_value
 
 CB_NODES_RULES = ("stripe_count", "nodes")
@@ -163,6 +165,8 @@ class SimSystem:
 
 
 _POSITIVE_INT = ("cores_per_node", "ost_count", "mds_parallel_creates")
+#: The limits of the integer constants that have one of their own (others: MAX_INTEGER).
+_INT_LIMITS = {"cores_per_node": MAX_CORES, "ost_count": MAX_OSTS}
 _POSITIVE_FLOAT = (
     "injection_bandwidth_mib_s",
     "client_bandwidth_mib_s",
@@ -246,7 +250,8 @@ def system_from_mapping(data: Any, where: str = "system") -> SimSystem:
             raise ConfigError(f"{where}.{key}: {value!r} is not a non-empty string")
         values[key] = value.strip()
     for key in _POSITIVE_INT:
-        values[key] = _positive_int(_require(top, key, where), f"{where}.{key}")
+        values[key] = _positive_int(_require(top, key, where), f"{where}.{key}",
+                                    _INT_LIMITS.get(key, MAX_INTEGER))
     for key in _POSITIVE_FLOAT:
         values[key] = _number(_require(top, key, where), f"{where}.{key}", positive=True)
     for key in _NON_NEGATIVE_FLOAT:
@@ -302,7 +307,8 @@ def _setting(block: Mapping[str, Any], key: str, where: str) -> Any:
 def _noise(data: Any, where: str) -> NoiseSpec:
     block = _mapping(data, where)
     _no_unknown(block, _NOISE_KEYS, where)
-    idle_sigma = _number(_require(block, "idle_sigma", where), f"{where}.idle_sigma", False)
+    idle_sigma = _number(_require(block, "idle_sigma", where), f"{where}.idle_sigma", False,
+                         MAX_NOISE_SIGMA)
     p_busy = _number(_require(block, "p_busy", where), f"{where}.p_busy", False)
     if p_busy > 1:
         raise ConfigError(f"{where}.p_busy: {p_busy} is not a probability in [0, 1]")
@@ -311,7 +317,8 @@ def _noise(data: Any, where: str) -> NoiseSpec:
         raise ConfigError(
             f"{where}.busy_mean: {busy_mean} is below 1; a busy file system cannot be faster"
         )
-    busy_sigma = _number(_require(block, "busy_sigma", where), f"{where}.busy_sigma", False)
+    busy_sigma = _number(_require(block, "busy_sigma", where), f"{where}.busy_sigma", False,
+                         MAX_NOISE_SIGMA)
     return NoiseSpec(idle_sigma, p_busy, busy_mean, busy_sigma)
 
 
@@ -325,7 +332,7 @@ def _calibration(data: Any, where: str) -> SimCalibration:
     cores = _require(block, "training_cores", where)
     if not isinstance(cores, list) or not cores:
         raise ConfigError(f"{where}.training_cores: {cores!r} is not a non-empty list")
-    training = tuple(_positive_int(c, f"{where}.training_cores") for c in cores)
+    training = tuple(_positive_int(c, f"{where}.training_cores", MAX_CORES) for c in cores)
     if len(set(training)) != len(training):
         raise ConfigError(f"{where}.training_cores: {cores!r} repeats a scale")
     fitted = _require(block, "fitted", where)
@@ -361,19 +368,20 @@ def _require(block: Mapping[str, Any], key: str, where: str) -> Any:
     return block[key]
 
 
-def _positive_int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{where}: {value!r} is not a positive integer")
+def _positive_int(value: Any, where: str, limit: int = MAX_INTEGER) -> int:
+    """A positive integer at most ``limit`` (a constant of :mod:`iotune.settings.bounds`)."""
+    check_number(value, where, 1, whole=True, limit=limit)
+    assert isinstance(value, int)
     return value
 
 
-def _number(value: Any, where: str, positive: bool) -> float:
+def _number(value: Any, where: str, positive: bool, limit: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ConfigError(f"{where}: {value!r} is not a finite number")
     if positive and value <= 0:
         raise ConfigError(f"{where}: {value!r} is not a positive number")
     if not positive and value < 0:
         raise ConfigError(f"{where}: {value!r} is negative; it must be >= 0")
-    return float(value)
+    return check_number(value, where, limit=limit)
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from iotune.errors import ConfigError
+from iotune.settings.bounds import MAX_INTEGER
+from iotune.settings.numbers import LIMITS_DOC, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,9 +175,10 @@ class StrategyOption:
 
     The kind of value follows the default: an integer default takes integers, a float
     default numbers, a text default one of ``choices``. ``minimum`` and ``maximum`` bound
-    numbers (inclusive; ``above`` makes the minimum exclusive). An option whose default is
-    text but which also takes integers (``auto`` or a count) lists the words in ``choices``
-    and sets ``integer``.
+    numbers (inclusive; ``above`` makes the minimum exclusive); an integer option without
+    a ``maximum`` is still bounded by :data:`~iotune.settings.bounds.MAX_INTEGER`, and a
+    number is always finite. An option whose default is text but which also takes integers
+    (``auto`` or a count) lists the words in ``choices`` and sets ``integer``.
     """
 
     name: str
@@ -207,6 +210,9 @@ class StrategyOption:
             ok = value <= self.maximum
         if not ok:
             raise ConfigError(f"--option {self.name}: {value!r} is not {rule}")
+        if takes_int and value > MAX_INTEGER:
+            raise ConfigError(f"--option {self.name}: {value} is above the limit of "
+                              f"{MAX_INTEGER} ({LIMITS_DOC})")
 
     def rule(self) -> str:
         """The rule in words: ``an integer >= 1``, ``a number in [0, 1]``, ``one of ...``."""
@@ -214,9 +220,9 @@ class StrategyOption:
                                      and not isinstance(self.default, bool))
         kind = "an integer" if takes_int else "a number"
         if self.minimum is not None and self.maximum is not None:
-            bounds = f" in [{self.minimum:g}, {self.maximum:g}]"
+            bounds = f" in [{shown(self.minimum)}, {shown(self.maximum)}]"
         elif self.minimum is not None:
-            bounds = f" {'>' if self.above else '>='} {self.minimum:g}"
+            bounds = f" {'>' if self.above else '>='} {shown(self.minimum)}"
         else:
             bounds = ""
         words = " or ".join(repr(c) for c in self.choices)

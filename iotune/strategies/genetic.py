@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from iotune.settings.bounds import MAX_PLAN_RUNS, MAX_SPACE
 from iotune.strategies.base import (
     Configuration,
     SearchContext,
@@ -32,9 +33,10 @@ class Genetic(Strategy):
 
     name = "genetic"
     options = (
-        StrategyOption("population", 10, "individuals per generation", minimum=2),
+        StrategyOption("population", 10, "individuals per generation", minimum=2,
+                       maximum=MAX_SPACE),
         StrategyOption("generations", 15, "generations at most (the first one included)",
-                       minimum=1),
+                       minimum=1, maximum=MAX_PLAN_RUNS),
         StrategyOption("mutation", 0.15, "probability of mutating each setting", minimum=0,
                        maximum=1),
         StrategyOption("crossover", 0.8, "probability of crossing two parents", minimum=0,

@@ -45,6 +45,7 @@ import numpy as np
 from iotune.errors import ConfigError, DataError
 from iotune.model.fit import MAX_TERMS
 from iotune.model.from_measurements import fit_for_settings, with_settings
+from iotune.settings.bounds import MAX_ENSEMBLE, MAX_PLAN_RUNS, MAX_SPACE
 from iotune.strategies.base import (
     Configuration,
     SearchContext,
@@ -79,15 +80,17 @@ class ModelGuided(Strategy):
         StrategyOption("initial", 0.3, "sequential: share of the budget in the cold-start "
                                        "space-filling design", minimum=0, maximum=1),
         StrategyOption("batch", 2, "sequential: configurations evaluated between refits",
-                       minimum=1),
+                       minimum=1, maximum=MAX_SPACE),
         StrategyOption("members", 16, "sequential: bootstrap models in the ensemble",
-                       minimum=1),
+                       minimum=1, maximum=MAX_ENSEMBLE),
         StrategyOption("kappa", 0.5, "sequential: weight of the doubt in the lower "
                                      "confidence bound (standard deviations)", minimum=0),
-        StrategyOption("top_k", 20, "paper: configurations run after the first fit", minimum=1),
+        StrategyOption("top_k", 20, "paper: configurations run after the first fit", minimum=1,
+                       maximum=MAX_SPACE),
         StrategyOption("top_k_refit", 10, "paper: new configurations run after each refit",
-                       minimum=1),
-        StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds", minimum=0),
+                       minimum=1, maximum=MAX_SPACE),
+        StrategyOption("refit_rounds", 1, "paper: refit-and-explore rounds", minimum=0,
+                       maximum=MAX_PLAN_RUNS),
         StrategyOption("max_terms", "auto",
                        f"model terms at most (before monotonicity completion); auto: "
                        f"{PAPER_TERMS} for paper (the paper's six plus 1/s), {MAX_TERMS} for "

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from iotune.model.fit import MAX_TERMS
+from iotune.settings.bounds import MAX_ENSEMBLE
 from iotune.strategies.base import SearchContext, Strategy, StrategyOption, register_strategy
 from iotune.strategies.coverage import space_filling
 from iotune.strategies.proposers import (
@@ -70,7 +71,8 @@ class Portfolio(Strategy):
                        minimum=0, maximum=1),
         StrategyOption("prior", 1.0, "Beta prior of every proposer's credit and debit "
                                      "(larger: slower to favour one)", minimum=0, above=True),
-        StrategyOption("members", 16, "bootstrap models in the model's ensemble", minimum=1),
+        StrategyOption("members", 16, "bootstrap models in the model's ensemble", minimum=1,
+                       maximum=MAX_ENSEMBLE),
         StrategyOption("kappa", 0.5, "weight of the model's doubt in the doubt proposer's "
                                      "lower confidence bound (standard deviations)", minimum=0),
         StrategyOption("max_terms", MAX_TERMS,

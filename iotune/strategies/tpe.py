@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from iotune.errors import ConfigError
+from iotune.settings.bounds import MAX_PLAN_RUNS
 from iotune.strategies.base import (
     Configuration,
     Evaluation,
@@ -80,7 +81,7 @@ class TPE(Strategy):
         StrategyOption("startup", AUTO, "random candidates run before TPE proposes "
                                         "(Optuna's n_startup_trials); auto: "
                                         "min(10, max(3, budget // 3)), 10 without a budget",
-                       minimum=0, choices=(AUTO,), integer=True),
+                       minimum=0, maximum=MAX_PLAN_RUNS, choices=(AUTO,), integer=True),
     )
 
     def search(self, context: SearchContext) -> None:

@@ -38,6 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from iotune.errors import ConfigError
+from iotune.settings.bounds import MAX_PROBE_ROUNDS, MAX_SIMULATED_PROBES
+from iotune.settings.numbers import LIMITS_DOC
 from iotune.sim.noise import check_noise_level
 from iotune.sim.simulate import BACKEND
 from iotune.sim.system import NoiseSpec
@@ -192,14 +194,30 @@ def simulate_probe_trace(system: SimSystem, rounds: int, rng: np.random.Generato
     return records
 
 
-def simulated_round_count(settings: ProbeSettings) -> int:
+def simulated_round_count(settings: ProbeSettings, targets: int = 1) -> int:
     """Rounds a simulated probe with ``settings`` writes: ``settings.rounds``, else one per
-    interval of its duration (at least one); ConfigError for a probe without an end."""
+    interval of its duration (at least one).
+
+    ConfigError for a probe without an end, for more rounds than
+    :data:`~iotune.settings.bounds.MAX_PROBE_ROUNDS`, and for more latencies (rounds x
+    ``targets``) than :data:`~iotune.settings.bounds.MAX_SIMULATED_PROBES`: each is drawn
+    and stored at once, so the check comes before anything is drawn or written.
+    """
     if settings.rounds is not None:
-        return settings.rounds
-    if settings.duration_s is not None:
-        return max(1, int(settings.duration_s // settings.interval_s))
-    raise ConfigError("--duration: 'none' needs --rounds with --simulate")
+        rounds = settings.rounds
+    elif settings.duration_s is not None:
+        rounds = max(1, int(settings.duration_s // settings.interval_s))
+    else:
+        raise ConfigError("--duration: 'none' needs --rounds with --simulate")
+    if rounds > MAX_PROBE_ROUNDS:
+        where = "--rounds" if settings.rounds is not None else "--duration/--interval"
+        raise ConfigError(f"{where}: {rounds:,} simulated rounds is above the limit of "
+                          f"{MAX_PROBE_ROUNDS:,} ({LIMITS_DOC})")
+    if rounds * targets > MAX_SIMULATED_PROBES:
+        raise ConfigError(f"--targets: {targets} targets x {rounds} rounds is "
+                          f"{rounds * targets:,} simulated latencies, above the limit of "
+                          f"{MAX_SIMULATED_PROBES:,} ({LIMITS_DOC})")
+    return rounds
 
 
 def record_simulated_probe(system: SimSystem, store: Store, settings: ProbeSettings, *,
@@ -211,7 +229,7 @@ def record_simulated_probe(system: SimSystem, store: Store, settings: ProbeSetti
     ``seed``, queue features unless ``settings.queue`` is ``none``), one every
     ``settings.interval_s`` seconds up to ``end`` (Unix seconds, default now).
     """
-    rounds = simulated_round_count(settings)
+    rounds = simulated_round_count(settings, targets)
     start = (time.time() if end is None else end) - rounds * settings.interval_s
     records = simulate_probe_trace(system, rounds, np.random.default_rng(seed), targets=targets,
                                    size=settings.size, noise=noise,

@@ -121,7 +121,7 @@ def test_with_overrides_replaces_only_what_is_given(write_config, tmp_path):
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
-    [({"noise": -1.0}, "--noise: -1.0 is not a number >= 0"),
+    [({"noise": -1.0}, "--noise: -1 is not a number >= 0"),
      ({"kernel": "flash"}, "--kernel: unknown kernel 'flash'; known kernels: ior, vpic "
       "(your own program: kernel: {command: ...} or --command)")],
 )

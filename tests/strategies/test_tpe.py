@@ -286,8 +286,8 @@ def test_startup_scales_with_the_budget():
 
 @pytest.mark.parametrize("value", [-1, "many", 2.5, True])
 def test_bad_startup_is_a_config_error_before_the_search(value):
-    with pytest.raises(ConfigError, match=r"--option startup: .* is not an integer >= 0 or "
-                                          r"'auto'"):
+    with pytest.raises(ConfigError, match=r"--option startup: .* is not an integer in "
+                                          r"\[0, 1000000\] or 'auto'"):
         make_strategy("tpe", startup=value)
 
 

@@ -134,7 +134,7 @@ def test_placement_prints_the_replayed_gain_beside_the_analytic_one(sim_store: P
     (["placement", "--classifier", "svm,rf"], 2, "--classifier: 'svm,rf' is not one "
      "classifier name"),
     (["classify", "--train-fraction", "1.5"], 2,
-     "--train-fraction: 1.5 is not a number between 0 and 1 (exclusive)"),
+     "'--train-fraction': 1.5 is not in the range 0<x<1"),
 ])
 def test_option_errors_are_one_line(args: list[str], code: int, message: str,
                                     sim_store: Path) -> None:
