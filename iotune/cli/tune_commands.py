@@ -11,18 +11,19 @@ from typing import Any
 import click
 import yaml
 
-from iotune.apply import DEFAULT_DIRECTORY as APPLY_DIRECTORY
 from iotune.apply import FORMATS as APPLY_FORMATS
-from iotune.apply import default_lines, load_tuned, render
+from iotune.apply import OutputDirectory, default_lines, load_tuned, render
 from iotune.backends import backend_class, make_backend
 from iotune.cli.common import (
     backend_options,
     bandwidth_text,
+    check_job_script_options,
     command_options,
     config_option,
     force_option,
     format_option,
     in_use,
+    job_script_options,
     parse_assignments,
     remove_orphaned_runs,
     requeue_hint,
@@ -36,7 +37,7 @@ from iotune.cli.common import (
 from iotune.cli.verdicts import tune_verdicts
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
-from iotune.execution.outputs import check_output_file, write_output
+from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.model.trust import NO_PREDICTION, prediction_warning
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_settings
@@ -44,7 +45,9 @@ from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
 from iotune.strategies.racing import CONFIDENCE
+from iotune.train.jobscript import seconds_per_run, write_job_script
 from iotune.tune import TuneResult, tune
+from iotune.tune.jobscript import estimated_runs, tune_job_script
 from iotune.tune.merged import members
 from iotune.tune.table import Row, prediction_errors, row_document, table_rows
 from iotune.tune.target import with_target
@@ -81,6 +84,12 @@ from iotune.ui.terminal import make_progress
               help="Write the tuned configuration YAML here (checked before anything runs; "
                    "replaces an earlier tuned file, never the store or the config).")
 @force_option
+@click.option("--emit-sbatch", "sbatch_path", type=click.Path(path_type=Path),
+              help="Write a Slurm job script that runs this tune (the same options) on "
+                   "--cores ranks, and exit; the job requeues itself at its time limit and "
+                   "goes on reusing its runs (replaces an earlier script, never the store "
+                   "or the config).")
+@job_script_options
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 @format_option("table", ("table", "json", "yaml"))
 def tune_command(config_path: Path | None, kernel_name: str | None,
@@ -90,7 +99,9 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  replay_data: Path | None,
                  launcher: str | None, fresh: bool, retry_failed: bool,
                  state_aware: bool | None, target: str | None, output: Path | None,
-                 force: bool, no_color: bool, fmt: str) -> None:
+                 force: bool, sbatch_path: Path | None, partition: str | None,
+                 account: str | None, time_limit: str | None, no_color: bool,
+                 fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, search, race, report.
 
     Measure the default configuration, search the candidates at --cores ranks under the
@@ -101,10 +112,14 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     scales' shape, TPE, the best run's neighbourhood, or space-filling.
 
     \b
-    Example:
+    Examples:
       iotune tune --kernel vpic --cores 2048 -o tuned.yaml
       iotune apply tuned.yaml
+      iotune tune --kernel vpic --cores 2048 -o tuned.yaml --emit-sbatch tune.sbatch
+      sbatch tune.sbatch
     """
+    check_job_script_options(sbatch_path, partition=partition, account=account,
+                             time_limit=time_limit)
     config = with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
@@ -116,6 +131,21 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     guard = in_use(config, inputs={"the proxy file": _proxy_path(kernel_name)})
     if output is not None:
         check_output_file(output, "tuned", option="-o", in_use=guard, force=force)
+    if sbatch_path is not None:
+        script_guard = InUse((*guard.entries,
+                              *InUse.of([("the tuned file (-o)", output)]).entries))
+        check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=script_guard,
+                          force=force)
+        text = tune_job_script(
+            config, [sys.executable, "-m", "iotune", "tune",
+                     *job_command_words(click.get_current_context(), config.path)],
+            Path.cwd(), cores, per_run=seconds_per_run(Store(config.store), config.kernel.name),
+            runs=estimated_runs(config, strategy, budget,
+                                parse_assignments(options, "--option")), fresh=fresh,
+            partition=partition, account=account, time_limit=time_limit)
+        write_job_script(sbatch_path, text, in_use=script_guard, force=force)
+        progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
+        return
     backend = make_backend(config)
     remove_orphaned_runs(backend)
     store = Store(config.store)
@@ -158,10 +188,30 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
 def continue_command(ctx: click.Context, budget: int) -> str:
     """The command line of this ``tune`` with ``--budget budget`` and without ``--fresh``
     (so the same tune goes on, reusing every run): every option given, as given."""
-    words = ["iotune", "tune"]
+    words = ["iotune", "tune", *given_options(ctx, leave_out=("budget", "fresh"))]
+    return shlex.join([*words, "--budget", str(budget)])
+
+
+#: Options of ``tune`` that the job script of ``--emit-sbatch`` does not pass on: its own,
+#: ``--fresh`` (given to the first start alone) and ``-c`` (given resolved).
+_NOT_IN_JOB = ("sbatch_path", "partition", "account", "time_limit", "fresh", "config_path")
+
+
+def job_command_words(ctx: click.Context, config_path: Path | None) -> list[str]:
+    """The options of this ``tune`` for its job script (see :data:`_NOT_IN_JOB`): ``-c``
+    with the config's resolved path when it has one, so the job reads the same config
+    whatever its environment, then every other option given, as given."""
+    config = ["-c", str(config_path.resolve())] if config_path is not None else []
+    return [*config, *given_options(ctx, leave_out=_NOT_IN_JOB)]
+
+
+def given_options(ctx: click.Context, leave_out: tuple[str, ...]) -> list[str]:
+    """The words of every option of this command given a value other than its default, as
+    given, but those whose parameter names are in ``leave_out``."""
+    words: list[str] = []
     for param in ctx.command.params:
         value = ctx.params.get(param.name or "")
-        if (not isinstance(param, click.Option) or param.name in ("budget", "fresh")
+        if (not isinstance(param, click.Option) or param.name in leave_out
                 or value is None or value == () or value == param.default):
             continue
         flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])
@@ -173,7 +223,7 @@ def continue_command(ctx: click.Context, budget: int) -> str:
             continue
         for item in (value if param.multiple else (value,)):
             words += [flag, str(item)]
-    return shlex.join([*words, "--budget", str(budget)])
+    return words
 
 
 def _proxy_path(kernel_name: str | None) -> Path | None:
@@ -368,10 +418,12 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
               show_default=True,
               help="Which mechanism to print: auto (what the MPI of mpiexec reads), all, or "
                    "one by name.")
-@click.option("--dir", "directory", default=APPLY_DIRECTORY,
-              help="Output directory for lfs setstripe, as a shell word (default: "
-                   "$OUTPUT_DIR, failing with a clear line when it is not set).")
-def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> None:
+@click.option("--dir", "directory", default=None,
+              help="Output directory for lfs setstripe: a path, with $NAME or ${NAME} "
+                   "variables of the job's environment and quotes ('a b') allowed, nothing "
+                   "else expanded (default: $OUTPUT_DIR, failing with a clear line when it "
+                   "is not set).")
+def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str | None) -> None:
     """Print the job-script lines that apply a tuned configuration.
 
     The lines write the settings' files and define the shell function iotune_run, which
@@ -382,6 +434,7 @@ def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> Non
       iotune apply tuned.yaml >> job.sh
       echo 'iotune_run srun ./app input.deck' >> job.sh
     """
+    OutputDirectory(directory, "--dir").text()  # refused whatever the file recommends
     tuned = load_tuned(tuned_path)
     if not tuned["settings"] and not tuned["files"]:
         reason = f" ({tuned['reason']})" if tuned.get("reason") else ""

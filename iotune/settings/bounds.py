@@ -31,3 +31,8 @@ MAX_SPACE = 100_000
 #: Runs of a training plan (configurations x repetitions over all scales, counted before
 #: the plan is built) and a tune's budget: a million runs is years of allocation.
 MAX_PLAN_RUNS = 1_000_000
+
+#: Tasks of a training job array (``train --emit-sbatch --array``): 1000. Every task is a
+#: worker claiming runs under the one store's lock, which a thousand share without waiting
+#: long; Slurm's default ``MaxArraySize`` (1001) allows indices 0-1000 and no more.
+MAX_ARRAY_TASKS = 1000
