@@ -20,7 +20,7 @@ from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
-from iotune.printable import SlurmName, SlurmTime
+from iotune.printable import Plain, SlurmName, SlurmTime, Word, one_line, printed
 from iotune.store.cache import cache_path
 from iotune.store.claims import claims_path
 from iotune.store.journal import resolve_store_path
@@ -246,7 +246,10 @@ def check_job_script_options(sbatch_path: Path | None, **values: str | int | Non
     """Each job-script option given (``partition``, ``account``, ``time_limit``, ``array``)
     by its rule (:mod:`iotune.printable`), before anything is read or written; ConfigError
     naming the option when it breaks the rule, or when it is given without
-    ``--emit-sbatch`` (it goes nowhere else)."""
+    ``--emit-sbatch`` (it goes nowhere else). The script's path itself is printed in the
+    ``sbatch`` line to run, so it may hold no control character."""
+    if sbatch_path is not None:
+        one_line(str(sbatch_path), "--emit-sbatch")
     kinds = {"partition": SlurmName, "account": SlurmName, "time_limit": SlurmTime}
     for name, value in values.items():
         if value is None:
@@ -257,6 +260,13 @@ def check_job_script_options(sbatch_path: Path | None, **values: str | int | Non
         if sbatch_path is None:
             raise ConfigError(f"{flag} is a value of the job script: give --emit-sbatch PATH "
                               "too")
+
+
+def submit_line(sbatch_path: Path) -> str:
+    """The line saying the job script is written, with the command that submits it."""
+    return printed("iotune: wrote {path}; submit it with: sbatch {word}",
+                   path=Plain(sbatch_path, "--emit-sbatch"),
+                   word=Word(str(sbatch_path), "--emit-sbatch"))
 
 
 def force_option(func: F) -> F:

@@ -25,6 +25,7 @@ from iotune.cli.common import (
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
+    submit_line,
     target_option,
     with_backend,
     with_command,
@@ -137,7 +138,7 @@ def train_command(config_path: Path | None, kernel_name: str | None,
         write_job_script(sbatch_path, job_script(config, plans, per_run, partition, account,
                                                  array=array, time_limit=time_limit),
                          in_use=guard, force=force)
-        progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
+        progress(submit_line(sbatch_path))
         return
     if dry_run:
         done = done_tasks(store, retry_failed, make_backend(config).source())

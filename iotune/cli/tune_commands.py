@@ -28,6 +28,7 @@ from iotune.cli.common import (
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
+    submit_line,
     target_option,
     with_backend,
     with_command,
@@ -39,6 +40,7 @@ from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.model.trust import NO_PREDICTION, prediction_warning
+from iotune.printable import Plain, Word, one_line, printed
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_settings
 from iotune.store import Store
@@ -120,6 +122,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     """
     check_job_script_options(sbatch_path, partition=partition, account=account,
                              time_limit=time_limit)
+    if output is not None:  # printed in the 'iotune apply' line to run next
+        one_line(str(output), "-o")
     config = with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
@@ -144,7 +148,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                                 parse_assignments(options, "--option")), fresh=fresh,
             partition=partition, account=account, time_limit=time_limit)
         write_job_script(sbatch_path, text, in_use=script_guard, force=force)
-        progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
+        progress(submit_line(sbatch_path))
         return
     backend = make_backend(config)
     remove_orphaned_runs(backend)
@@ -172,7 +176,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     if output is not None:
         write_output(output, yaml.safe_dump(to_plain(tuned), sort_keys=False), "tuned",
                      option="-o", in_use=guard, force=force)
-        progress(f"iotune: wrote {output}; job-script lines: iotune apply {output}")
+        progress(printed("iotune: wrote {path}; job-script lines: iotune apply {word}",
+                         path=Plain(output, "-o"), word=Word(str(output), "-o")))
     if fmt == "table":
         emit(None, fmt, text=_tune_text(result))
     else:
