@@ -97,7 +97,7 @@ def lustre_lines(settings: Mapping[str, Any], directory: str | None) -> list[str
     where = OutputDirectory(directory, "--dir")
     return ["# Lustre striping for new files in the output directory",
             "if command -v lfs >/dev/null 2>&1; then",
-            printed("  mkdir -p {dir}", dir=where),
+            printed("  mkdir -p -- {dir}", dir=where),
             printed("  lfs setstripe {args} {dir}", args=Words(args, "settings"), dir=where),
             "else",
             '  echo "iotune: no lfs command (not a Lustre system): striping not applied" >&2',

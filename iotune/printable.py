@@ -84,6 +84,9 @@ class Words(Embedded):
         return " ".join(Word(item, self.where).text() for item in self.value)
 
 
+#: Longest path a :class:`ShellPath` may spell out (its literal text, in bytes): Linux's
+#: ``PATH_MAX``, past which no system call takes a path, so a job given one would fail.
+MAX_PATH_BYTES = 4096
 #: Characters a :class:`ShellPath` may hold outside quotes as literal text: each means
 #: itself to the shell wherever it stands in a word. Anything else (a space, ``;``, ``|``,
 #: ``&``, ``<``, ``>``, parentheses, a backslash, a glob or brace, ``#``, ``~``, ``!``)
@@ -105,13 +108,22 @@ class ShellPath(Embedded):
     and no other expansion can happen. Refused (ConfigError naming ``where`` and the rule):
     a control character, command substitution (``$(...)``, backticks), any other ``$``
     form (``${X@P}``, ``${!X}``, ``${X:-...}``, ``$1``, ``$((...))``), a backslash, an
-    unquoted shell character or space, an unclosed quote, an empty path."""
+    unquoted shell character or space, an unclosed quote, an empty path, a path starting
+    with ``-`` (an option to the command it is given to), literal text over
+    :data:`MAX_PATH_BYTES`."""
 
     def text(self) -> str:
         text = super().text()
         parts = _path_parts(text, self.where)
         if not parts:
             raise ConfigError(f"{self.where}: {text!r} is empty; give a directory")
+        literal = sum(len(value.encode()) for variable, value in parts if not variable)
+        if literal > MAX_PATH_BYTES:
+            raise ConfigError(f"{self.where}: {escaped(text)[:60]!r}... is {literal} bytes "
+                              f"long, above {MAX_PATH_BYTES} (PATH_MAX): no command can use it")
+        if not parts[0][0] and parts[0][1].startswith("-"):
+            raise ConfigError(f"{self.where}: {text!r} starts with '-', which the command it "
+                              f"is given to would read as an option; write ./{parts[0][1]}")
         return "".join(f'"${{{value}}}"' if variable else shlex.quote(value)
                        for variable, value in parts)
 

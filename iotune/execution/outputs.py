@@ -217,6 +217,14 @@ def check_output_file(path: str | os.PathLike[str], kind: str, *, option: str,
         raise ValueError(f"unknown output kind {kind!r}")
     out = Path(path)
     where = f"{option} {out}"
+    try:
+        out.lstat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a name too long for the file system, a loop of links...
+        shown = f"{str(out)[:60]}..." if len(str(out)) > 60 else str(out)
+        raise ConfigError(f"{option} {shown}: cannot be a file here ({exc.strerror or exc}); "
+                          "choose another path") from None
     what = in_use.what(out)
     if what is not None:
         raise ConfigError(f"{where}: is {what}; an output never replaces it: choose another "
@@ -309,6 +317,14 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str, marker: str,
     (a report's ``manifest.json``). The directory is not created here."""
     out = Path(path)
     where = f"{option} {out}"
+    try:
+        out.lstat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a name too long for the file system, a loop of links...
+        shown = f"{str(out)[:60]}..." if len(str(out)) > 60 else str(out)
+        raise ConfigError(f"{option} {shown}: cannot be a file here ({exc.strerror or exc}); "
+                          "choose another path") from None
     what = in_use.what(out)
     if what is not None:
         raise ConfigError(f"{where}: is {what}; an output never writes into it: choose "
