@@ -458,6 +458,12 @@ CASES = [
          says=("--job-id", "1-128 letters")),
     case("job", "start", "--tag", "x\ntouch pwned", "--job-id", "1",
          says=("--tag", "1-128 letters")),
+    case("apply", "tuned.yaml", "--dir", "-1", says=("--dir", "starts with '-'", "./-1")),
+    case("apply", "tuned.yaml", "--dir", "x" * 5000, says=("--dir", "PATH_MAX")),
+    case("tune", *SIM, "--cores", "4", "--emit-sbatch", "z.sh", "-o", "x" * 300,
+         says=("-o", "cannot be a file here", "File name too long")),
+    case("train", "-c", "good.yaml", "--emit-sbatch", "x" * 300,
+         says=("--emit-sbatch", "cannot be a file here")),
 ]
 
 
