@@ -21,9 +21,9 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iotune.errors import DataError
+from iotune.errors import ConfigError, DataError
 from iotune.execution.interrupt import REQUEUE_EXIT
-from iotune.printable import Embedded, SlurmWord, Word, Words, printed
+from iotune.printable import MAX_SLURM_TIME_S, Embedded, SlurmTime, SlurmWord, Word, Words, printed
 
 #: The PMI ``srun`` starts MPI programs with (MPICH and Open MPI both speak it).
 SRUN_MPI = "pmi2"
@@ -87,6 +87,19 @@ def slurm_time(seconds: float) -> str:
     hours, minutes = divmod(minutes, 60)
     clock = f"{hours:02d}:{minutes:02d}:00"
     return f"{days}-{clock}" if days else clock
+
+
+def job_time_limit(given: str | None, seconds: float, advice: str) -> SlurmTime:
+    """The ``--time`` of a job script: ``given`` (``--time``, Slurm's format) or the
+    estimate of ``seconds``; ConfigError when the estimate is above the longest limit
+    iotune writes (:data:`~iotune.printable.MAX_SLURM_TIME_S`), ending with ``advice``."""
+    if given is not None:
+        return SlurmTime(given, "--time")
+    if seconds > MAX_SLURM_TIME_S:
+        raise ConfigError(f"--emit-sbatch: the job's estimated time, {seconds / 86400:.0f} "
+                          f"days, is above the longest time limit iotune writes "
+                          f"({MAX_SLURM_TIME_S // 86400} days); {advice}")
+    return SlurmTime(slurm_time(seconds), "--time")
 
 
 def parse_slurm_time(text: str) -> float | None:

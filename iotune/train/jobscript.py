@@ -11,12 +11,12 @@ from iotune import __version__
 from iotune.config import Config
 from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
 from iotune.execution.slurm import (
+    job_time_limit,
     render_job_script,
     requeue_directives,
-    slurm_time,
     supervised_body,
 )
-from iotune.printable import SlurmName, SlurmPath, SlurmTime, Word, printed
+from iotune.printable import SlurmName, SlurmPath, Word, printed
 from iotune.store import Store
 from iotune.train.plan import ScalePlan
 
@@ -72,7 +72,8 @@ def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
         "job-name": SlurmName(f"iotune-train-{config.kernel.name}", "kernel"),
         "nodes": nodes,
         "ntasks": max_cores,
-        "time": SlurmTime(time_limit or slurm_time(seconds), "--time"),
+        "time": job_time_limit(time_limit, seconds, "share it among more tasks with "
+                               "--array N, or give --time"),
         "array": f"0-{workers - 1}" if array else None,
         "output": SlurmPath(str(config_path.parent), "the config's directory",
                             file="iotune-train-%A_%a.out" if array else "iotune-train-%j.out"),

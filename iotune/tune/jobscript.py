@@ -12,12 +12,12 @@ from iotune import __version__
 from iotune.config import Config
 from iotune.errors import ConfigError
 from iotune.execution.slurm import (
+    job_time_limit,
     render_job_script,
     requeue_directives,
-    slurm_time,
     supervised_body,
 )
-from iotune.printable import SlurmName, SlurmPath, SlurmTime
+from iotune.printable import SlurmName, SlurmPath
 from iotune.strategies.base import make_strategy, resolve_options
 from iotune.train.jobscript import MARGIN, MINIMUM_SECONDS
 from iotune.tune.run import search_budget
@@ -62,7 +62,7 @@ def tune_job_script(config: Config, command: Sequence[str], directory: Path, cor
         "job-name": SlurmName(f"iotune-tune-{config.kernel.name}", "kernel"),
         "nodes": -(-cores // config.system.cores_per_node),
         "ntasks": cores,
-        "time": SlurmTime(time_limit or slurm_time(seconds), "--time"),
+        "time": job_time_limit(time_limit, seconds, "give a smaller --budget, or --time"),
         "output": SlurmPath(str(directory), "the current directory",
                             file="iotune-tune-%j.out"),
         "partition": SlurmName(partition, "--partition") if partition else None,

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from iotune.errors import ConfigError
-from iotune.execution.slurm import render_job_script
+from iotune.execution.slurm import job_time_limit, render_job_script
 from iotune.printable import (
     MAX_SLURM_NAME,
     ShellPath,
@@ -101,3 +101,10 @@ def test_every_directive_value_is_checked_and_paths_keep_slurm_patterns_out():
     for directory in ["/a b", "/a%j", "/a'b", "/a#b", "/a\\b"]:
         with pytest.raises(ConfigError, match=r"^dir: .* cannot be written in an #SBATCH"):
             SlurmPath(directory, "dir", file="o.out").text()
+
+
+def test_an_estimated_time_past_a_year_is_refused_with_the_way_out():
+    assert job_time_limit(None, 90061, "advice").text() == "1-01:02:00"
+    assert job_time_limit("2:00:00", 1e12, "advice").text() == "2:00:00"  # given wins
+    with pytest.raises(ConfigError, match=r"^--emit-sbatch: .* 366 days, is above .*; use "):
+        job_time_limit(None, 366 * 86400, "use --array")

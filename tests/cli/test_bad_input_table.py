@@ -464,6 +464,8 @@ CASES = [
          says=("-o", "cannot be a file here", "File name too long")),
     case("train", "-c", "good.yaml", "--emit-sbatch", "x" * 300,
          says=("--emit-sbatch", "cannot be a file here")),
+    case("tune", *SIM, "--cores", "4", "--budget", "999999", "--emit-sbatch", "z.sh",
+         says=("--emit-sbatch", "estimated time, 1042 days", "above", "--time")),
 ]
 
 
