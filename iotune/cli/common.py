@@ -242,9 +242,9 @@ def job_script_options(func: F) -> F:
     return func
 
 
-def check_job_script_options(sbatch_path: Path | None, **values: str | int | None) -> None:
-    """Each job-script option given (``partition``, ``account``, ``time_limit``, ``array``)
-    by its rule (:mod:`iotune.printable`), before anything is read or written; ConfigError
+def check_job_script_options(sbatch_path: Path | None, **values: str | None) -> None:
+    """Each job-script option given (``partition``, ``account``, ``time_limit``) by its
+    rule (:mod:`iotune.printable`), before anything is read or written; ConfigError
     naming the option when it breaks the rule, or when it is given without
     ``--emit-sbatch`` (it goes nowhere else). The script's path itself is printed in the
     ``sbatch`` line to run, so it may hold no control character."""
@@ -255,8 +255,7 @@ def check_job_script_options(sbatch_path: Path | None, **values: str | int | Non
         if value is None:
             continue
         flag = "--time" if name == "time_limit" else f"--{name}"
-        if name in kinds:
-            kinds[name](value, flag).text()
+        kinds[name](value, flag).text()
         if sbatch_path is None:
             raise ConfigError(f"{flag} is a value of the job script: give --emit-sbatch PATH "
                               "too")

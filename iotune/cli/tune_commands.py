@@ -36,6 +36,7 @@ from iotune.cli.common import (
     with_slurm_launcher,
 )
 from iotune.cli.verdicts import tune_verdicts
+from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
@@ -136,19 +137,10 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     if output is not None:
         check_output_file(output, "tuned", option="-o", in_use=guard, force=force)
     if sbatch_path is not None:
-        script_guard = InUse((*guard.entries,
-                              *InUse.of([("the tuned file (-o)", output)]).entries))
-        check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=script_guard,
-                          force=force)
-        text = tune_job_script(
-            config, [sys.executable, "-m", "iotune", "tune",
-                     *job_command_words(click.get_current_context(), config.path)],
-            Path.cwd(), cores, per_run=seconds_per_run(Store(config.store), config.kernel.name),
-            runs=estimated_runs(config, strategy, budget,
-                                parse_assignments(options, "--option")), fresh=fresh,
-            partition=partition, account=account, time_limit=time_limit)
-        write_job_script(sbatch_path, text, in_use=script_guard, force=force)
-        progress(submit_line(sbatch_path))
+        runs = estimated_runs(config, strategy, budget, parse_assignments(options, "--option"))
+        _write_tune_script(sbatch_path, config, cores, runs, output, guard, force=force,
+                           fresh=fresh, partition=partition, account=account,
+                           time_limit=time_limit)
         return
     backend = make_backend(config)
     remove_orphaned_runs(backend)
@@ -188,6 +180,25 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
         progress(f"iotune: undecided: about {result.choice.runs_to_decide} more runs would "
                  f"decide; to continue, reusing every run so far: {command}")
     progress(f"iotune: tune took {time.monotonic() - started:.0f} s")
+
+
+def _write_tune_script(sbatch_path: Path, config: Config, cores: int, runs: int | None,
+                       output: Path | None, guard: InUse, *, force: bool, fresh: bool,
+                       **slurm: str | None) -> None:
+    """Write the job script of ``tune --emit-sbatch`` (:func:`tune_job_script`) running
+    this tune with its options (:func:`job_command_words`); never over what the tune reads
+    (``guard``) nor over its own tuned file ``output``. ``slurm``: ``partition``,
+    ``account``, ``time_limit``."""
+    script_guard = InUse((*guard.entries, *InUse.of([("the tuned file (-o)", output)]).entries))
+    check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=script_guard,
+                      force=force)
+    command = [sys.executable, "-m", "iotune", "tune",
+               *job_command_words(click.get_current_context(), config.path)]
+    text = tune_job_script(config, command, Path.cwd(), cores, runs=runs, fresh=fresh,
+                           per_run=seconds_per_run(Store(config.store), config.kernel.name),
+                           **slurm)
+    write_job_script(sbatch_path, text, in_use=script_guard, force=force)
+    progress(submit_line(sbatch_path))
 
 
 def continue_command(ctx: click.Context, budget: int) -> str:
