@@ -466,6 +466,8 @@ CASES = [
          says=("--emit-sbatch", "cannot be a file here")),
     case("tune", *SIM, "--cores", "4", "--budget", "999999", "--emit-sbatch", "z.sh",
          says=("--emit-sbatch", "estimated time, 1042 days", "above", "--time")),
+    case("report", "--store", "st.jsonl", "-o", "x" * 300,
+         says=("-o", "cannot be a directory here", "File name too long")),
 ]
 
 
