@@ -29,7 +29,7 @@ from typing import Any
 
 from iotune.errors import ConfigError
 from iotune.preload.mpi_flavour import detect_mpi_flavour
-from iotune.printable import Literal, Name, Plain, ShellWord, Word, Words, one_line, printed
+from iotune.printable import Literal, Name, Plain, ShellPath, Word, Words, one_line, printed
 from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
 from iotune.settings.values import HINT_PREFIX, SETTINGS, mpiio_hints
 from iotune.tuned import read_tuned_file
@@ -78,17 +78,26 @@ def write_lines(lines: Sequence[str], path: str, where: str = "settings") -> str
 DEFAULT_DIRECTORY = '"${OUTPUT_DIR:?set OUTPUT_DIR to the directory the program writes to}"'
 
 
-def lustre_lines(settings: Mapping[str, Any], directory: str) -> list[str]:
-    """``lfs setstripe`` on ``directory`` (a shell word, checked by
-    :class:`~iotune.printable.ShellWord`) where ``lfs`` exists; elsewhere one line on stderr
-    saying striping does not apply (not a Lustre system)."""
+class OutputDirectory(ShellPath):
+    """The output directory of the Lustre lines: ``--dir`` as a
+    :class:`~iotune.printable.ShellPath`, or (``value`` None) :data:`DEFAULT_DIRECTORY`."""
+
+    def text(self) -> str:
+        return DEFAULT_DIRECTORY if self.value is None else super().text()
+
+
+def lustre_lines(settings: Mapping[str, Any], directory: str | None) -> list[str]:
+    """``lfs setstripe`` on ``directory`` (shell syntax, printed by
+    :class:`~iotune.printable.ShellPath`; None: :data:`DEFAULT_DIRECTORY`) where ``lfs``
+    exists; elsewhere one line on stderr saying striping does not apply (not a Lustre
+    system)."""
     args = lfs_setstripe_args(settings)
     if not args:
         return ["# Lustre: no striping settings were tuned"]
-    where = ShellWord(directory, "--dir")
+    where = OutputDirectory(directory, "--dir")
     return ["# Lustre striping for new files in the output directory",
             "if command -v lfs >/dev/null 2>&1; then",
-            printed("  mkdir -p {dir}", dir=where),
+            printed("  mkdir -p -- {dir}", dir=where),
             printed("  lfs setstripe {args} {dir}", args=Words(args, "settings"), dir=where),
             "else",
             '  echo "iotune: no lfs command (not a Lustre system): striping not applied" >&2',
@@ -290,7 +299,7 @@ def run_function(env: Sequence[str]) -> list[str]:
             f"{RUN_FUNCTION}() {{ {words}; }}"]
 
 
-def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTORY,
+def render(tuned: Mapping[str, Any], fmt: str, directory: str | None = None,
            hints_file: str = "iotune-romio-hints", library: Path | None = None,
            flavour: str | None = None,
            settings_file: str = "iotune-preload-settings") -> str:
@@ -302,8 +311,9 @@ def render(tuned: Mapping[str, Any], fmt: str, directory: str = DEFAULT_DIRECTOR
     detected from ``mpiexec --version``). ``library`` is the preload library to load;
     None resolves (and builds) it now. ``hints_file`` and ``settings_file`` name the ROMIO
     hints file and the preload settings file the lines write in the job's directory.
-    ConfigError when a value cannot be printed safely (see :mod:`iotune.printable`)."""
-    ShellWord(directory, "--dir").text()  # refused even when no Lustre line uses it
+    ``directory`` is ``--dir`` (None: :data:`DEFAULT_DIRECTORY`). ConfigError when a value
+    cannot be printed safely (see :mod:`iotune.printable`)."""
+    OutputDirectory(directory, "--dir").text()  # refused even when no Lustre line uses it
     settings = tuned["settings"]
     files: Mapping[str, Mapping[str, Any]] = tuned.get("files") or {}
     for own in (settings, *files.values()):

@@ -22,6 +22,7 @@ from iotune.execution.outputs import InUse
 from iotune.execution.slurm import current_allocation
 from iotune.execution.slurm import job_id as slurm_job_id
 from iotune.inputs import safe_load
+from iotune.printable import Plain, SlurmName, SlurmTime, Word, one_line, printed
 from iotune.settings.bounds import MAX_NOISE
 from iotune.store.cache import cache_path
 from iotune.store.claims import claims_path
@@ -228,6 +229,46 @@ def in_use(config: Config | None, store: Path | None = None,
         named.setdefault("the replay data", config.backend.replay_data)
     return InUse.of([*store_files(store or (config.store if config is not None else None)),
                      *named.items()])
+
+
+def job_script_options(func: F) -> F:
+    """``--partition``, ``--account`` and ``--time``: ``#SBATCH`` values of the job script
+    that ``--emit-sbatch`` writes (checked by :func:`check_job_script_options`)."""
+    for option in reversed([
+            click.option("--partition", help="Slurm partition for --emit-sbatch."),
+            click.option("--account", help="Slurm account for --emit-sbatch."),
+            click.option("--time", "time_limit", metavar="TIME",
+                         help="Time limit for --emit-sbatch, in Slurm's format (MINUTES, "
+                              "HOURS:MINUTES:SECONDS, DAYS-HOURS...; default: an estimate "
+                              "from the store's recorded runs).")]):
+        func = option(func)
+    return func
+
+
+def check_job_script_options(sbatch_path: Path | None, **values: str | None) -> None:
+    """Each job-script option given (``partition``, ``account``, ``time_limit``) by its
+    rule (:mod:`iotune.printable`), before anything is read or written; ConfigError
+    naming the option when it breaks the rule, or when it is given without
+    ``--emit-sbatch`` (it goes nowhere else). The script's path itself is printed in the
+    ``sbatch`` line to run, so it may hold no control character."""
+    if sbatch_path is not None:
+        one_line(str(sbatch_path), "--emit-sbatch")
+    kinds = {"partition": SlurmName, "account": SlurmName, "time_limit": SlurmTime}
+    for name, value in values.items():
+        if value is None:
+            continue
+        flag = "--time" if name == "time_limit" else f"--{name}"
+        kinds[name](value, flag).text()
+        if sbatch_path is None:
+            raise ConfigError(f"{flag} is a value of the job script: give --emit-sbatch PATH "
+                              "too")
+
+
+def submit_line(sbatch_path: Path) -> str:
+    """The line saying the job script is written, with the command that submits it."""
+    return printed("iotune: wrote {path}; submit it with: sbatch {word}",
+                   path=Plain(sbatch_path, "--emit-sbatch"),
+                   word=Word(str(sbatch_path), "--emit-sbatch"))
 
 
 def force_option(func: F) -> F:

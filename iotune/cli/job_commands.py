@@ -19,6 +19,7 @@ from iotune.cli.common import store_files
 from iotune.cli.numbers import SECONDS
 from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse, check_output_file
+from iotune.printable import Plain, Word, printed
 from iotune.production.jobs import (
     DEFAULT,
     env_job_id,
@@ -102,10 +103,12 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
         priors += [p for _, p in offered]
     choice, config = start_job(store, tag, ident, configs, priors)
     settings, files = split_configuration(config)
-    click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "
-               f"{choice.reason})")
-    click.echo(f"export IOTUNE_JOB_ID={ident}")
-    click.echo(f"export IOTUNE_JOB_TAG={tag}")
+    click.echo(printed("# iotune job {ident} of {tag}: {config} ({role}: {reason})",
+                       ident=Plain(ident, "--job-id"), tag=Plain(tag, "--tag"),
+                       config=Plain(choice.config, "config"), role=Plain(choice.role, "role"),
+                       reason=Plain(choice.reason, "reason")))
+    click.echo(printed("export IOTUNE_JOB_ID={ident}", ident=Word(ident, "--job-id")))
+    click.echo(printed("export IOTUNE_JOB_TAG={tag}", tag=Word(tag, "--tag")))
     shown = {"settings": settings, "files": files,
              "provenance": f"production {choice.role}"}
     # Jobs submitted from one directory share it: each job's files carry its id, so a job

@@ -15,14 +15,17 @@ from iotune.backends import make_backend
 from iotune.cli.common import (
     backend_options,
     bandwidth_text,
+    check_job_script_options,
     command_options,
     config_option,
     duration_text,
     force_option,
     in_use,
+    job_script_options,
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
+    submit_line,
     target_option,
     with_backend,
     with_command,
@@ -71,14 +74,13 @@ from iotune.ui.terminal import Progress, make_progress
 @force_option
 @click.option("--array", "array", type=BoundedInt(1, MAX_ARRAY_TASKS), metavar="N",
               help="With --emit-sbatch: a job array of N tasks that share the campaign's "
-                   "runs, each measured once between them.")
+                   f"runs, each measured once between them (at most {MAX_ARRAY_TASKS}).")
 @click.option("--lease", default=f"{LEASE_S:.0f}s", show_default=True, metavar="DURATION",
               help="How long this worker's claim on a run holds without a sign of life "
                    "(it sends one every quarter lease); after it another worker takes the "
                    "run over. Runs of a worker on the same host, or an earlier start of "
                    "the same Slurm job, are taken over at once.")
-@click.option("--partition", help="Slurm partition for --emit-sbatch.")
-@click.option("--account", help="Slurm account for --emit-sbatch.")
+@job_script_options
 @click.option("--retry-failed", is_flag=True,
               help="Measure again the runs recorded as failed (runs killed from outside "
                    "iotune are always measured again).")
@@ -90,7 +92,8 @@ def train_command(config_path: Path | None, kernel_name: str | None,
                   noise: float | None, replay_data: Path | None, launcher: str | None,
                   dry_run: bool, sbatch_path: Path | None, force: bool, array: int | None,
                   lease: str, partition: str | None, account: str | None,
-                  retry_failed: bool, target: str | None, no_color: bool) -> None:
+                  time_limit: str | None, retry_failed: bool, target: str | None,
+                  no_color: bool) -> None:
     """Measure the training design of the config at every scale, into the store.
 
     Resumable: rerun the same command after a crash or a time limit and it skips every run
@@ -106,15 +109,17 @@ def train_command(config_path: Path | None, kernel_name: str | None,
       iotune train -c vpic.yaml --emit-sbatch train.sbatch && sbatch train.sbatch
       iotune train -c vpic.yaml --emit-sbatch train.sbatch --array 8 && sbatch train.sbatch
     """
+    if dry_run and sbatch_path is not None:
+        raise ConfigError("--dry-run and --emit-sbatch: give one (--dry-run prints the plan, "
+                          "--emit-sbatch writes the job script and runs nothing either)")
+    check_job_script_options(sbatch_path, partition=partition, account=account,
+                             time_limit=time_limit)
     config = with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data)
     config, _ = with_kernel(config, kernel_name)
     config = with_command(config, app_command, metric)
     config = with_target(config, target)
     lease_s = _lease_seconds(lease)
-    if dry_run and sbatch_path is not None:
-        raise ConfigError("--dry-run and --emit-sbatch: give one (--dry-run prints the plan, "
-                          "--emit-sbatch writes the job script and runs nothing either)")
     guard = in_use(config)
     if sbatch_path is not None:
         check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=guard,
@@ -131,8 +136,9 @@ def train_command(config_path: Path | None, kernel_name: str | None,
     per_run = seconds_per_run(store, config.kernel.name)
     if sbatch_path is not None:
         write_job_script(sbatch_path, job_script(config, plans, per_run, partition, account,
-                                                 array=array), in_use=guard, force=force)
-        progress(f"iotune: wrote {sbatch_path}; submit it with: sbatch {sbatch_path}")
+                                                 array=array, time_limit=time_limit),
+                         in_use=guard, force=force)
+        progress(submit_line(sbatch_path))
         return
     if dry_run:
         done = done_tasks(store, retry_failed, make_backend(config).source())

@@ -11,22 +11,24 @@ from typing import Any
 import click
 import yaml
 
-from iotune.apply import DEFAULT_DIRECTORY as APPLY_DIRECTORY
 from iotune.apply import FORMATS as APPLY_FORMATS
-from iotune.apply import default_lines, load_tuned, render
+from iotune.apply import OutputDirectory, default_lines, load_tuned, render
 from iotune.backends import backend_class, make_backend
 from iotune.cli.common import (
     backend_options,
     bandwidth_text,
+    check_job_script_options,
     command_options,
     config_option,
     force_option,
     format_option,
     in_use,
+    job_script_options,
     parse_assignments,
     remove_orphaned_runs,
     requeue_hint,
     resolve_config,
+    submit_line,
     target_option,
     with_backend,
     with_command,
@@ -35,17 +37,21 @@ from iotune.cli.common import (
 )
 from iotune.cli.numbers import BoundedInt
 from iotune.cli.verdicts import tune_verdicts
+from iotune.config import Config
 from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
-from iotune.execution.outputs import check_output_file, write_output
+from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.model.trust import NO_PREDICTION, prediction_warning
+from iotune.printable import Plain, Word, one_line, printed
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_settings
 from iotune.store import Store
 from iotune.strategies import strategy_help
 from iotune.strategies.portfolio import allocation_text
 from iotune.strategies.racing import CONFIDENCE
+from iotune.train.jobscript import seconds_per_run, write_job_script
 from iotune.tune import TuneResult, tune
+from iotune.tune.jobscript import estimated_runs, tune_job_script
 from iotune.tune.merged import members
 from iotune.tune.table import Row, prediction_errors, row_document, table_rows
 from iotune.tune.target import with_target
@@ -82,6 +88,12 @@ from iotune.ui.terminal import make_progress
               help="Write the tuned configuration YAML here (checked before anything runs; "
                    "replaces an earlier tuned file, never the store or the config).")
 @force_option
+@click.option("--emit-sbatch", "sbatch_path", type=click.Path(path_type=Path),
+              help="Write a Slurm job script that runs this tune (the same options) on "
+                   "--cores ranks, and exit; the job requeues itself at its time limit and "
+                   "goes on reusing its runs (replaces an earlier script, never the store "
+                   "or the config).")
+@job_script_options
 @click.option("--no-color", is_flag=True, help="Plain progress lines, no progress bar.")
 @format_option("table", ("table", "json", "yaml"))
 def tune_command(config_path: Path | None, kernel_name: str | None,
@@ -91,7 +103,9 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  replay_data: Path | None,
                  launcher: str | None, fresh: bool, retry_failed: bool,
                  state_aware: bool | None, target: str | None, output: Path | None,
-                 force: bool, no_color: bool, fmt: str) -> None:
+                 force: bool, sbatch_path: Path | None, partition: str | None,
+                 account: str | None, time_limit: str | None, no_color: bool,
+                 fmt: str) -> None:
     """Find the fastest configuration at one scale: baseline, search, race, report.
 
     Measure the default configuration, search the candidates at --cores ranks under the
@@ -102,10 +116,16 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     scales' shape, TPE, the best run's neighbourhood, or space-filling.
 
     \b
-    Example:
+    Examples:
       iotune tune --kernel vpic --cores 2048 -o tuned.yaml
       iotune apply tuned.yaml
+      iotune tune --kernel vpic --cores 2048 -o tuned.yaml --emit-sbatch tune.sbatch
+      sbatch tune.sbatch
     """
+    check_job_script_options(sbatch_path, partition=partition, account=account,
+                             time_limit=time_limit)
+    if output is not None:  # printed in the 'iotune apply' line to run next
+        one_line(str(output), "-o")
     config = with_slurm_launcher(resolve_config(config_path), launcher)
     config = with_backend(config, backend_name, sim_system, noise, replay_data, cores=cores)
     config, proxy_ranks = with_kernel(config, kernel_name)
@@ -118,6 +138,12 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     if output is not None:
         check_output_file(output, "tuned", option="-o", in_use=guard, force=force)
     store = Store(config.store).check_writable()
+    if sbatch_path is not None:
+        runs = estimated_runs(config, strategy, budget, parse_assignments(options, "--option"))
+        _write_tune_script(sbatch_path, config, cores, runs, output, guard, force=force,
+                           fresh=fresh, partition=partition, account=account,
+                           time_limit=time_limit)
+        return
     backend = make_backend(config)
     remove_orphaned_runs(backend)
     started = time.monotonic()
@@ -143,7 +169,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     if output is not None:
         write_output(output, yaml.safe_dump(to_plain(tuned), sort_keys=False), "tuned",
                      option="-o", in_use=guard, force=force)
-        progress(f"iotune: wrote {output}; job-script lines: iotune apply {output}")
+        progress(printed("iotune: wrote {path}; job-script lines: iotune apply {word}",
+                         path=Plain(output, "-o"), word=Word(str(output), "-o")))
     if fmt == "table":
         emit(None, fmt, text=_tune_text(result))
     else:
@@ -156,13 +183,52 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     progress(f"iotune: tune took {time.monotonic() - started:.0f} s")
 
 
+def _write_tune_script(sbatch_path: Path, config: Config, cores: int, runs: int | None,
+                       output: Path | None, guard: InUse, *, force: bool, fresh: bool,
+                       **slurm: str | None) -> None:
+    """Write the job script of ``tune --emit-sbatch`` (:func:`tune_job_script`) running
+    this tune with its options (:func:`job_command_words`); never over what the tune reads
+    (``guard``) nor over its own tuned file ``output``. ``slurm``: ``partition``,
+    ``account``, ``time_limit``."""
+    script_guard = InUse((*guard.entries, *InUse.of([("the tuned file (-o)", output)]).entries))
+    check_output_file(sbatch_path, "script", option="--emit-sbatch", in_use=script_guard,
+                      force=force)
+    command = [sys.executable, "-m", "iotune", "tune",
+               *job_command_words(click.get_current_context(), config.path)]
+    text = tune_job_script(config, command, Path.cwd(), cores, runs=runs, fresh=fresh,
+                           per_run=seconds_per_run(Store(config.store), config.kernel.name),
+                           **slurm)
+    write_job_script(sbatch_path, text, in_use=script_guard, force=force)
+    progress(submit_line(sbatch_path))
+
+
 def continue_command(ctx: click.Context, budget: int) -> str:
     """The command line of this ``tune`` with ``--budget budget`` and without ``--fresh``
     (so the same tune goes on, reusing every run): every option given, as given."""
-    words = ["iotune", "tune"]
+    words = ["iotune", "tune", *given_options(ctx, leave_out=("budget", "fresh"))]
+    return shlex.join([*words, "--budget", str(budget)])
+
+
+#: Options of ``tune`` that the job script of ``--emit-sbatch`` does not pass on: its own,
+#: ``--fresh`` (given to the first start alone) and ``-c`` (given resolved).
+_NOT_IN_JOB = ("sbatch_path", "partition", "account", "time_limit", "fresh", "config_path")
+
+
+def job_command_words(ctx: click.Context, config_path: Path | None) -> list[str]:
+    """The options of this ``tune`` for its job script (see :data:`_NOT_IN_JOB`): ``-c``
+    with the config's resolved path when it has one, so the job reads the same config
+    whatever its environment, then every other option given, as given."""
+    config = ["-c", str(config_path.resolve())] if config_path is not None else []
+    return [*config, *given_options(ctx, leave_out=_NOT_IN_JOB)]
+
+
+def given_options(ctx: click.Context, leave_out: tuple[str, ...]) -> list[str]:
+    """The words of every option of this command given a value other than its default, as
+    given, but those whose parameter names are in ``leave_out``."""
+    words: list[str] = []
     for param in ctx.command.params:
         value = ctx.params.get(param.name or "")
-        if (not isinstance(param, click.Option) or param.name in ("budget", "fresh")
+        if (not isinstance(param, click.Option) or param.name in leave_out
                 or value is None or value == () or value == param.default):
             continue
         flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])
@@ -174,7 +240,7 @@ def continue_command(ctx: click.Context, budget: int) -> str:
             continue
         for item in (value if param.multiple else (value,)):
             words += [flag, str(item)]
-    return shlex.join([*words, "--budget", str(budget)])
+    return words
 
 
 def _proxy_path(kernel_name: str | None) -> Path | None:
@@ -369,10 +435,12 @@ def _figure_text(result: TuneResult, evaluation: Any) -> str:
               show_default=True,
               help="Which mechanism to print: auto (what the MPI of mpiexec reads), all, or "
                    "one by name.")
-@click.option("--dir", "directory", default=APPLY_DIRECTORY,
-              help="Output directory for lfs setstripe, as a shell word (default: "
-                   "$OUTPUT_DIR, failing with a clear line when it is not set).")
-def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> None:
+@click.option("--dir", "directory", default=None,
+              help="Output directory for lfs setstripe: a path, with $NAME or ${NAME} "
+                   "variables of the job's environment and quotes ('a b') allowed, nothing "
+                   "else expanded (default: $OUTPUT_DIR, failing with a clear line when it "
+                   "is not set).")
+def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str | None) -> None:
     """Print the job-script lines that apply a tuned configuration.
 
     The lines write the settings' files and define the shell function iotune_run, which
@@ -383,6 +451,7 @@ def apply_command(tuned_path: Path, shell: str, fmt: str, directory: str) -> Non
       iotune apply tuned.yaml >> job.sh
       echo 'iotune_run srun ./app input.deck' >> job.sh
     """
+    OutputDirectory(directory, "--dir").text()  # refused whatever the file recommends
     tuned = load_tuned(tuned_path)
     if not tuned["settings"] and not tuned["files"]:
         reason = f" ({tuned['reason']})" if tuned.get("reason") else ""

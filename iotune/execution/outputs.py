@@ -209,6 +209,20 @@ def _yaml_kind(path: str | os.PathLike[str]) -> str | None:
     return "yaml"
 
 
+def _check_nameable(out: Path, option: str, what: str) -> None:
+    """ConfigError ``<option> <path>: cannot be a <what> here (<reason>)`` when the file
+    system cannot look ``out`` up at all: a name too long, a loop of links, a part that is
+    not a directory. A path that does not exist yet is fine."""
+    try:
+        out.lstat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        shown = f"{str(out)[:60]}..." if len(str(out)) > 60 else str(out)
+        raise ConfigError(f"{option} {shown}: cannot be a {what} here "
+                          f"({exc.strerror or exc}); choose another path") from None
+
+
 def check_output_file(path: str | os.PathLike[str], kind: str, *, option: str,
                       in_use: InUse = NOTHING_IN_USE, force: bool = False) -> Path:
     """``path`` as a Path when a file of ``kind`` may be written there; ConfigError
@@ -218,6 +232,7 @@ def check_output_file(path: str | os.PathLike[str], kind: str, *, option: str,
         raise ValueError(f"unknown output kind {kind!r}")
     out = Path(path)
     where = f"{option} {out}"
+    _check_nameable(out, option, "file")
     what = in_use.what(out)
     if what is not None:
         raise ConfigError(f"{where}: is {what}; an output never replaces it: choose another "
@@ -310,6 +325,7 @@ def check_output_dir(path: str | os.PathLike[str], *, option: str, marker: str,
     (a report's ``manifest.json``). The directory is not created here."""
     out = Path(path)
     where = f"{option} {out}"
+    _check_nameable(out, option, "directory")
     what = in_use.what(out)
     if what is not None:
         raise ConfigError(f"{where}: is {what}; an output never writes into it: choose "

@@ -4,7 +4,8 @@
   and tasks (:func:`current_allocation`, :func:`job_id`);
 - ``srun`` command lines (:func:`srun_argv`), used by the ``srun`` launcher;
 - batch scripts: ``#SBATCH`` directives and the ``--time`` format (:func:`render_job_script`,
-  :func:`slurm_time`);
+  :func:`slurm_time`), and the body that runs one iotune command under Slurm's time-limit
+  signal and requeues the job (:func:`requeue_directives`, :func:`supervised_body`);
 - ``squeue``: its running jobs, queried and parsed (:func:`running_jobs`,
   :func:`parse_squeue`), and Slurm's durations (:func:`parse_slurm_time`).
 
@@ -20,7 +21,9 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iotune.errors import DataError
+from iotune.errors import ConfigError, DataError
+from iotune.execution.interrupt import REQUEUE_EXIT
+from iotune.printable import MAX_SLURM_TIME_S, Embedded, SlurmTime, SlurmWord, Word, Words, printed
 
 #: The PMI ``srun`` starts MPI programs with (MPICH and Open MPI both speak it).
 SRUN_MPI = "pmi2"
@@ -86,6 +89,19 @@ def slurm_time(seconds: float) -> str:
     return f"{days}-{clock}" if days else clock
 
 
+def job_time_limit(given: str | None, seconds: float, advice: str) -> SlurmTime:
+    """The ``--time`` of a job script: ``given`` (``--time``, Slurm's format) or the
+    estimate of ``seconds``; ConfigError when the estimate is above the longest limit
+    iotune writes (:data:`~iotune.printable.MAX_SLURM_TIME_S`), ending with ``advice``."""
+    if given is not None:
+        return SlurmTime(given, "--time")
+    if seconds > MAX_SLURM_TIME_S:
+        raise ConfigError(f"--emit-sbatch: the job's estimated time, {seconds / 86400:.0f} "
+                          f"days, is above the longest time limit iotune writes "
+                          f"({MAX_SLURM_TIME_S // 86400} days); {advice}")
+    return SlurmTime(slurm_time(seconds), "--time")
+
+
 def parse_slurm_time(text: str) -> float | None:
     """Seconds in a Slurm duration (``[days-][hours:]minutes:seconds``, or ``minutes``);
     None for ``UNLIMITED``, ``NOT_SET``, ``INVALID`` and the like."""
@@ -102,11 +118,82 @@ def parse_slurm_time(text: str) -> float | None:
 def render_job_script(directives: Mapping[str, object], body: Sequence[str]) -> str:
     """A bash batch script: ``#SBATCH --NAME=VALUE`` for each directive in order (None
     values left out, True ones written as the bare flag ``--NAME``), then the ``body``
-    lines; the text ends with a newline."""
+    lines; the text ends with a newline.
+
+    Each value is printed by :func:`iotune.printable.printed`: an
+    :class:`~iotune.printable.Embedded` by its own rule (a
+    :class:`~iotune.printable.SlurmName` for a partition), anything else as a
+    :class:`~iotune.printable.SlurmWord`. sbatch reads quotes, backslashes and ``#`` in an
+    ``#SBATCH`` line itself, so no value may hold one; ConfigError naming the directive
+    otherwise."""
     lines = ["#!/bin/bash"]
-    lines += [f"#SBATCH --{name}" if value is True else f"#SBATCH --{name}={value}"
-              for name, value in directives.items() if value is not None]
+    for name, value in directives.items():
+        if value is True:
+            lines.append(f"#SBATCH --{name}")
+        elif value is not None:
+            shown = value if isinstance(value, Embedded) else SlurmWord(value, f"--{name}")
+            lines.append(printed(f"#SBATCH --{name}={{value}}", value=shown))
     return "\n".join([*lines, *body, ""])
+
+
+#: Seconds before the time limit at which Slurm signals the job script (``--signal``), so
+#: the job can requeue itself while it still runs. Slurm may send it up to 60 s earlier
+#: than asked; 120 s leaves ``scontrol requeue`` ample time after iotune stops, which takes
+#: well under a second (it kills the run in flight rather than waiting for it).
+REQUEUE_SIGNAL_LEAD_S = 120
+
+
+def requeue_directives() -> dict[str, object]:
+    """The ``#SBATCH`` directives :func:`supervised_body` relies on: requeue allowed, the
+    time-limit signal to the batch shell, and a log that a requeued start appends to."""
+    return {"requeue": True, "signal": f"B:USR1@{REQUEUE_SIGNAL_LEAD_S}",
+            "open-mode": "append"}
+
+
+def supervised_body(command: Sequence[str], directory: str, what: str,
+                    first_start_only: Sequence[str] = ()) -> list[str]:
+    """Job script lines that run ``command`` (an iotune command that stops at SIGTERM with
+    exit status :data:`~iotune.execution.interrupt.REQUEUE_EXIT`, keeping its runs) in
+    ``directory``, and requeue the job when Slurm's time-limit signal stopped it, so the
+    next start resumes ``what`` (``the campaign``, ``the tune``). ``first_start_only``
+    words are added to ``command`` when the job starts for the first time only
+    (``SLURM_RESTART_COUNT`` unset or 0). Every word is quoted by
+    :func:`iotune.printable.printed`: nothing in them is expanded when the job runs."""
+    if first_start_only:
+        first = [printed("first=({words})", words=Words(first_start_only, "command")),
+                 '[ "${SLURM_RESTART_COUNT:-0}" -eq 0 ] || first=()']
+        run = printed('{command} ${{first[@]+"${{first[@]}}"}} &',
+                      command=Words(command, "command"))
+    else:
+        first, run = [], printed("{command} &", command=Words(command, "command"))
+    return [
+        "# Near the time limit Slurm sends this script SIGUSR1 (--signal); it passes SIGTERM",
+        f"# on to iotune, which stops at once, keeps every run recorded and exits with status "
+        f"{REQUEUE_EXIT};",
+        f"# the job then requeues itself and the next start resumes {what}. A SIGTERM",
+        "# (scancel) stops iotune the same way, without a requeue: the job ends, its runs stay.",
+        "set -uo pipefail",
+        printed("cd {directory}", directory=Word(directory, "directory")),
+        "requeue=no stop=no iotune=",
+        "stop() { stop=yes; [ -z \"$iotune\" ] || kill -TERM \"$iotune\" 2>/dev/null; }",
+        "trap 'requeue=yes; stop' USR1",
+        "trap stop TERM",
+        *first,
+        run,
+        "iotune=$!",
+        '# a signal before iotune was known: pass it on now',
+        '[ "$stop" = no ] || kill -TERM "$iotune" 2>/dev/null',
+        '# a trapped signal ends "wait" early (status > 128): wait until iotune has ended;',
+        "# bash keeps an ended child's status, so the last wait returns iotune's own",
+        'wait "$iotune"',
+        'while kill -0 "$iotune" 2>/dev/null; do wait "$iotune"; done',
+        'wait "$iotune"; status=$?',
+        f'if [ "$status" -eq {REQUEUE_EXIT} ] && [ "$requeue" = yes ]; then',
+        f'  echo "iotune: requeueing job $SLURM_JOB_ID to resume {what}"',
+        '  scontrol requeue "$SLURM_JOB_ID"',
+        "fi",
+        'exit "$status"',
+    ]
 
 
 @dataclass(frozen=True)

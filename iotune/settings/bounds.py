@@ -55,10 +55,6 @@ MAX_NOISE = 10
 #: thousand).
 MAX_OSTS = 2**16
 
-#: Tasks of one Slurm job array (``train --array``): Slurm's largest ``MaxArraySize`` is
-#: 4,000,001, so no cluster runs more tasks in one array.
-MAX_ARRAY_TASKS = 4_000_001
-
 #: Rounds of one probe session (``probe --rounds``, ``--large-every``, ``classify
 #: --horizon``, and the rounds a ``--duration`` and ``--interval`` give with
 #: ``--simulate``): a million rounds is a year at one every 30 s.
@@ -78,3 +74,7 @@ MAX_ENSEMBLE = 1000
 #: multiplies a time by 7, and far larger ones, scaled by the noise level, overflow the
 #: simulated factor.
 MAX_NOISE_SIGMA = 2
+#: Tasks of a training job array (``train --emit-sbatch --array``): 1000. Every task is a
+#: worker claiming runs under the one store's lock, which a thousand share without waiting
+#: long; Slurm's default ``MaxArraySize`` (1001) allows indices 0-1000 and no more.
+MAX_ARRAY_TASKS = 1000

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import statistics
 import sys
 from collections.abc import Sequence
@@ -10,20 +9,20 @@ from pathlib import Path
 
 from iotune import __version__
 from iotune.config import Config
-from iotune.execution.interrupt import REQUEUE_EXIT
 from iotune.execution.outputs import NOTHING_IN_USE, InUse, write_output
-from iotune.execution.slurm import render_job_script, slurm_time
+from iotune.execution.slurm import (
+    job_time_limit,
+    render_job_script,
+    requeue_directives,
+    supervised_body,
+)
+from iotune.printable import SlurmName, SlurmPath, Word, printed
 from iotune.store import Store
 from iotune.train.plan import ScalePlan
 
 DEFAULT_SECONDS_PER_RUN = 60.0
 MARGIN = 1.5
 MINIMUM_SECONDS = 600
-#: Seconds before the time limit at which Slurm signals the job script (``--signal``), so
-#: the job can requeue itself while it still runs. Slurm may send it up to 60 s earlier
-#: than asked; 120 s leaves ``scontrol requeue`` ample time after iotune stops, which takes
-#: well under a second (it kills the run in flight rather than waiting for it).
-REQUEUE_SIGNAL_LEAD_S = 120
 
 
 def seconds_per_run(store: Store, kernel: str) -> float:
@@ -55,10 +54,12 @@ def core_hours(plans: Sequence[ScalePlan], per_run: float, cores_per_node: int) 
 
 def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
                partition: str | None = None, account: str | None = None,
-               array: int | None = None) -> str:
+               array: int | None = None, time_limit: str | None = None) -> str:
     """A complete sbatch script that runs (or resumes) this training campaign; with
     ``array`` N, a job array of N tasks that share the campaign's runs (each task a worker,
-    see :mod:`iotune.train.run`), each given the time of its share."""
+    see :mod:`iotune.train.run`), each given the time of its share (``time_limit``, in
+    Slurm's format, instead of the estimate). Every value is printed by
+    :mod:`iotune.printable` (ConfigError naming the option it breaks the rule of)."""
     if config.path is None:
         raise ValueError("a job script needs a config file on disk")
     config_path = config.path.resolve()
@@ -68,54 +69,29 @@ def job_script(config: Config, plans: Sequence[ScalePlan], per_run: float,
     workers = array or 1
     seconds = max(MINIMUM_SECONDS, estimate_seconds(plans, per_run) / workers)
     directives = {
-        "job-name": f"iotune-train-{config.kernel.name}",
+        "job-name": SlurmName(f"iotune-train-{config.kernel.name}", "kernel"),
         "nodes": nodes,
         "ntasks": max_cores,
-        "time": slurm_time(seconds),
+        "time": job_time_limit(time_limit, seconds, "share it among more tasks with "
+                               "--array N, or give --time"),
         "array": f"0-{workers - 1}" if array else None,
-        "output": config_path.parent / ("iotune-train-%A_%a.out" if array
-                                        else "iotune-train-%j.out"),
-        "partition": partition or None,
-        "account": account or None,
-        "requeue": True,
-        "signal": f"B:USR1@{REQUEUE_SIGNAL_LEAD_S}",
-        "open-mode": "append",  # a requeued start adds to the log instead of replacing it
+        "output": SlurmPath(str(config_path.parent), "the config's directory",
+                            file="iotune-train-%A_%a.out" if array else "iotune-train-%j.out"),
+        "partition": SlurmName(partition, "--partition") if partition else None,
+        "account": SlurmName(account, "--account") if account else None,
+        **requeue_directives(),
     }
     scales = ", ".join(str(p.scale.cores) for p in plans)
-    train = f"{shlex.quote(sys.executable)} -m iotune train -c {shlex.quote(str(config_path))}"
+    train = [sys.executable, "-m", "iotune", "train", "-c", str(config_path)]
     share = ([f"# A job array of {workers} tasks: each claims runs not yet recorded or claimed,",
               "# so every run is measured once between them; a task that dies leaves its run",
-              "# to the others. Watch it: iotune status -c "
-              f"{shlex.quote(str(config_path))} --watch"] if array else [])
+              printed("# to the others. Watch it: iotune status -c {config} --watch",
+                      config=Word(str(config_path), "-c"))] if array else [])
     return render_job_script(directives, [
         f"# iotune {__version__} training campaign: {runs} runs at {scales} cores,",
         f"# about {per_run:.0f} s per run. Resubmitting resumes where it stopped.",
         *share,
-        "# Near the time limit Slurm sends this script SIGUSR1 (--signal); it passes SIGTERM",
-        f"# on to iotune, which stops at once, keeps every run recorded and exits with status "
-        f"{REQUEUE_EXIT};",
-        "# the job then requeues itself and the next start resumes the campaign. A SIGTERM",
-        "# (scancel) stops iotune the same way, without a requeue: the job ends, its runs stay.",
-        "set -uo pipefail",
-        f"cd {shlex.quote(str(config_path.parent))}",
-        "requeue=no stop=no iotune=",
-        "stop() { stop=yes; [ -z \"$iotune\" ] || kill -TERM \"$iotune\" 2>/dev/null; }",
-        "trap 'requeue=yes; stop' USR1",
-        "trap stop TERM",
-        f"{train} &",
-        "iotune=$!",
-        '# a signal before iotune was known: pass it on now',
-        '[ "$stop" = no ] || kill -TERM "$iotune" 2>/dev/null',
-        '# a trapped signal ends "wait" early (status > 128): wait until iotune has ended;',
-        "# bash keeps an ended child's status, so the last wait returns iotune's own",
-        'wait "$iotune"',
-        'while kill -0 "$iotune" 2>/dev/null; do wait "$iotune"; done',
-        'wait "$iotune"; status=$?',
-        f'if [ "$status" -eq {REQUEUE_EXIT} ] && [ "$requeue" = yes ]; then',
-        '  echo "iotune: requeueing job $SLURM_JOB_ID to resume the campaign"',
-        '  scontrol requeue "$SLURM_JOB_ID"',
-        "fi",
-        'exit "$status"',
+        *supervised_body(train, str(config_path.parent), "the campaign"),
     ])
 
 

@@ -206,7 +206,8 @@ def test_the_printer_refuses_what_bypassed_the_checks(job_dir, field):
 #: ``--dir`` values that are not one shell word free of commands.
 HOSTILE_DIRS = ["x\ntouch pwned", "x\rtouch pwned", "$(touch pwned)", "`touch pwned`",
                 "x; touch pwned", "x\x00touch pwned", "\n touch pwned \n #", "a b", "x|y", "x&",
-                "x>y", "'unclosed", "<(touch pwned)", '"$(touch pwned)"']
+                "x>y", "'unclosed", "<(touch pwned)", '"$(touch pwned)"', "${X@P}", "${!X}",
+                "${X:-$(touch pwned)}", '"${X@P}"', "$((1))", "-rf", "~/x"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
