@@ -2,8 +2,10 @@
 
 A kernel spec owns what would otherwise be a switch on the kernel's name somewhere else:
 
-* **always**: its arguments (``params``), where its program is, and the bytes each rank
-  writes (:meth:`KernelSpec.bytes_per_rank`, for estimates and reports);
+* **always**: its arguments (``params``), where its program is, the bytes each rank
+  writes (:meth:`KernelSpec.bytes_per_rank`, for estimates and reports), and what a run's
+  figure is (:meth:`KernelSpec.metric`: the target's time, unless the kernel measures
+  something of its own);
 * **optional features**, each a group of methods (:data:`FEATURE_METHODS`) that a kernel
   either implements all of or none of:
 
@@ -41,8 +43,10 @@ from iotune.errors import ConfigError
 from iotune.kernel_args import ACCESS_PARAM, KernelParam
 from iotune.kernel_specs.registry import KERNELS, kernels_with
 from iotune.settings.bounds import MAX_BYTES_PER_RANK
+from iotune.settings.metrics import Metric
 from iotune.settings.units import format_bytes
 from iotune.settings.values import normalise_value
+from iotune.store.targets import target_metric
 from iotune.workload.pattern import Pattern
 
 if TYPE_CHECKING:
@@ -164,6 +168,17 @@ class KernelSpec(ABC):
         """The user's program these params describe, for a kernel that runs one (see
         :mod:`iotune.execution.application`); None for iotune's own kernel programs."""
         return None
+
+    def own_metric(self, params: Mapping[str, Any]) -> Metric | None:
+        """The figure a run with ``params`` (canonical) measures when the kernel has one of
+        its own (a user's program: its wall time, I/O time or a number from its output);
+        None when its runs are timed by the tune's target (iotune's kernels)."""
+        return None
+
+    def metric(self, params: Mapping[str, Any], target: str = "write") -> Metric:
+        """What a run with ``params`` measuring ``target`` is called, and its unit: the
+        kernel's :meth:`own_metric`, else the target's time."""
+        return self.own_metric(params) or target_metric(target)
 
     def check_settings(self, names: Iterable[str],  # noqa: B027 (optional hook)
                        where: str = "space") -> None:

@@ -20,9 +20,9 @@ from typing import Any
 from iotune.backends import Backend
 from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError
+from iotune.kernel_specs import metric_of
 from iotune.store import Store
 from iotune.store.index import StoreIndex
-from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation, Strategy, make_strategy, resolve_options
 from iotune.strategies.racing import Budget, Noise, pooled_noise, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
