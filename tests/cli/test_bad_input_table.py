@@ -78,7 +78,7 @@ CASES = [
          t_yaml="settings: {cb_config_list: \"*:1\\nrm -rf /\"}\n"),
     case("apply", "t.yaml", says=("t.yaml", "malformed YAML"), t_yaml="settings: [\n"),
     # apply: per-file settings (files:)
-    case("apply", "t.yaml", says=("files", "is not a mapping of file glob: settings"),
+    case("apply", "t.yaml", says=("files[0]", "is not a mapping {pattern: GLOB, settings"),
          t_yaml="settings: {}\nfiles: ['*.h5']\n"),
     case("apply", "t.yaml", says=("files", "is not a file glob (non-empty text)"),
          t_yaml="settings: {}\nfiles: {'': {cb_nodes: 2}}\n"),
@@ -399,6 +399,17 @@ CASES = [
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
     case("report", "--store", "prod.jsonl", "-o", "rep", "--kernel", "vpic",
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
+    # tuned files: per-file settings as an ordered list of {pattern, settings}
+    case("apply", "t.yaml", says=("files", "is not a list of {pattern: GLOB, settings"),
+         t_yaml="settings: {}\nfiles: 3\n"),
+    case("apply", "t.yaml", says=("files[0].setting", "unknown key of a files: entry"),
+         t_yaml="settings: {}\nfiles: [{pattern: '*.h5', setting: {}}]\n"),
+    case("apply", "t.yaml", says=("files[0]", "no 'pattern'"),
+         t_yaml="settings: {}\nfiles: [{settings: {cb_nodes: 2}}]\n"),
+    case("apply", "t.yaml", says=("files", "'*' is given twice"),
+         t_yaml="settings: {}\nfiles: [{pattern: '*'}, {pattern: '*', settings: {}}]\n"),
+    case("apply", "t.yaml", says=("files.*.h5", "is not a mapping of setting: value"),
+         t_yaml="settings: {}\nfiles: [{pattern: '*.h5', settings: [1]}]\n"),
 ]
 
 
