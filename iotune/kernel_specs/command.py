@@ -42,6 +42,10 @@ class CommandSpec(KernelSpec):
     def application(self, params: Mapping[str, Any]) -> Application:
         return parse_application({k: v for k, v in params.items() if v != ""})
 
+    def loads_preload(self, params: Mapping[str, Any]) -> bool:
+        """Unless ``preload: no``."""
+        return params.get("preload", "auto") != "no"
+
     def own_metric(self, params: Mapping[str, Any]) -> Metric:
         """The program's metric from its ``metric`` arguments (its wall time when absent)."""
         return command_metric(params)

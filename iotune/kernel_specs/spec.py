@@ -82,6 +82,8 @@ class KernelSpec(ABC):
 
     ``collective_default`` is whether the program issues collective writes when the
     ``collective`` setting is not given; the simulator and the Darshan model both use it.
+    ``reads_ior_hint_variables`` is whether the program takes MPI-IO hints from IOR's
+    ``IOR_HINT__MPI__<hint>`` variables (IOR does), which ``apply`` then prints for it.
     """
 
     name: str
@@ -89,6 +91,7 @@ class KernelSpec(ABC):
     help: str
     params: tuple[KernelParam, ...] = field(default_factory=tuple)
     collective_default: bool = False
+    reads_ior_hint_variables: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -168,6 +171,12 @@ class KernelSpec(ABC):
         """The user's program these params describe, for a kernel that runs one (see
         :mod:`iotune.execution.application`); None for iotune's own kernel programs."""
         return None
+
+    def loads_preload(self, params: Mapping[str, Any]) -> bool:
+        """Whether runs with ``params`` load the preload library (a user's program may pass
+        its own ``MPI_Info``, which only the library reaches), so that ``apply`` gives it
+        the library too; iotune's kernels take their settings on the command line."""
+        return False
 
     def own_metric(self, params: Mapping[str, Any]) -> Metric | None:
         """The figure a run with ``params`` (canonical) measures when the kernel has one of

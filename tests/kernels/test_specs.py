@@ -238,10 +238,11 @@ def test_a_new_kernel_brings_its_metric_without_a_switch_elsewhere(
 
 
 def test_no_module_outside_the_specs_switches_on_a_kernel_name() -> None:
-    """The kernel specs own what differs between kernels: no ``kernel == "..."`` elsewhere."""
+    """The kernel specs own what differs between kernels: no ``kernel == "..."`` (nor
+    ``doc.get("kernel") == "..."``) elsewhere."""
     root = Path(iotune.__file__).parent
     found = [f"{path.relative_to(root)}:{n}" for path in root.rglob("*.py")
              if "kernel_specs" not in path.parts
              for n, line in enumerate(path.read_text().splitlines(), 1)
-             if re.search(r"""kernel\s*[!=]=\s*["']""", line)]
+             if re.search(r"""kernel["')\]]*\s*[!=]=\s*["']""", line)]
     assert found == []
