@@ -172,17 +172,20 @@ def recorded_configuration(recorded: Mapping[str, Any]) -> tuple[dict[str, Any],
     whether the order of its per-file patterns is known. A record written before the
     order was kept holds them as a mapping, which the journal's sorted keys put in
     alphabetical order: with two patterns or more their order is lost (False); one
-    pattern, or none, has no order to lose."""
+    pattern, or none, has no order to lose. Entries that are not a glob and its settings
+    are left out."""
     settings = {k: v for k, v in recorded.items() if k != FILES_KEY}
     files = recorded.get(FILES_KEY)
     if not files:
         return settings, True
     if isinstance(files, Mapping):
-        settings[FILES_KEY] = {str(g): dict(own or {}) for g, own in files.items()}
-        return settings, len(files) <= 1
-    settings[FILES_KEY] = {str(pair[0]): dict(pair[1] or {}) for pair in files
-                           if isinstance(pair, list | tuple) and len(pair) == 2}
-    return settings, True
+        pairs, ordered = list(files.items()), len(files) <= 1
+    else:
+        pairs, ordered = [p for p in files if isinstance(p, list | tuple) and len(p) == 2], True
+    # A pair whose settings are not a mapping (a hand-edited journal) is left out.
+    settings[FILES_KEY] = {str(glob): dict(own or {}) for glob, own in pairs
+                           if own is None or isinstance(own, Mapping)}
+    return settings, ordered
 
 
 def same_configuration(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
