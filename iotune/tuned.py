@@ -178,10 +178,12 @@ def recorded_configuration(recorded: Mapping[str, Any]) -> tuple[dict[str, Any],
     files = recorded.get(FILES_KEY)
     if not files:
         return settings, True
+    pairs: list[tuple[Any, Any]]
     if isinstance(files, Mapping):
         pairs, ordered = list(files.items()), len(files) <= 1
     else:
-        pairs, ordered = [p for p in files if isinstance(p, list | tuple) and len(p) == 2], True
+        pairs = [(p[0], p[1]) for p in files if isinstance(p, list | tuple) and len(p) == 2]
+        ordered = True
     # A pair whose settings are not a mapping (a hand-edited journal) is left out.
     settings[FILES_KEY] = {str(glob): dict(own or {}) for glob, own in pairs
                            if own is None or isinstance(own, Mapping)}
