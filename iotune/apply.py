@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from iotune.errors import ConfigError
+from iotune.kernel_specs import KERNELS
 from iotune.preload.mpi_flavour import detect_mpi_flavour
 from iotune.printable import Literal, Name, Plain, ShellPath, Word, Words, one_line, printed
 from iotune.settings.catalogue import cray_hints, lfs_setstripe_args, romio_hints_text
@@ -265,12 +266,13 @@ def auto_formats(tuned: Mapping[str, Any], flavour: str) -> tuple[list[str], str
     hints, why = AUTO_HINTS.get(flavour, AUTO_HINTS["unknown"])
     chosen = ["lustre"] if lfs_setstripe_args(settings) else []
     chosen += list(hints)
-    if tuned.get("kernel") == "ior":
+    spec = KERNELS.get(str(tuned.get("kernel")))
+    if spec is not None and spec.reads_ior_hint_variables:
         chosen.append("ior")
         why += "; IOR_HINT__MPI__ variables, read by IOR"
     args = tuned.get("kernel_args") or {}
     hdf5 = any(k in SETTINGS and SETTINGS[k].layer == "hdf5" for k in settings)
-    program = tuned.get("kernel") == "command" and args.get("preload", "auto") != "no"
+    program = spec is not None and spec.loads_preload(args)
     if tuned.get("files"):
         chosen.append("preload")
         why += "; the preload library, for the per-file settings (files:)"

@@ -62,23 +62,68 @@ def check_tuned(doc: Mapping[Any, Any]) -> dict[str, Any]:
     return out
 
 
+#: The keys of one entry of ``files:`` in its list form (:func:`files_document`).
+FILE_ENTRY_KEYS = ("pattern", "settings")
+
+
 def check_files(files: Any) -> dict[str, dict[str, Any]]:
-    """``files:`` checked, each pattern's settings canonical: a mapping of glob to settings,
-    in the file's order (the first pattern a file's path matches gives its settings, see
-    docs/applications.md). A glob is non-empty one-line text without leading or trailing
-    blanks (the preload settings file trims them); its settings are checked as the
+    """``files:`` checked, each pattern's settings canonical, as a mapping of glob to
+    settings in the file's order (the first pattern a file's path matches gives its
+    settings, see docs/applications.md). The file holds either a list of
+    ``{pattern: GLOB, settings: {...}}`` entries (what iotune writes: no tool that sorts a
+    mapping's keys can reorder a list) or a mapping of glob to settings in the order
+    written. A glob is non-empty one-line text without leading or trailing blanks (the
+    preload settings file trims them), given once; its settings are checked as the
     top-level ``settings`` are, under the key path ``files.<glob>``."""
-    if not isinstance(files, Mapping):
-        raise ConfigError(f"files: {files!r} is not a mapping of file glob: settings")
+    if isinstance(files, Mapping):
+        entries = list(files.items())
+    elif isinstance(files, list):
+        entries = [_file_entry(entry, f"files[{i}]") for i, entry in enumerate(files)]
+    else:
+        raise ConfigError(f"files: {files!r} is not a list of {{pattern: GLOB, settings: "
+                          "{...}}} entries (nor a mapping of file glob: settings)")
     out: dict[str, dict[str, Any]] = {}
-    for glob, settings in files.items():
+    for glob, settings in entries:
         if not isinstance(glob, str) or not glob:
             raise ConfigError(f"files: key {glob!r} is not a file glob (non-empty text)")
         one_line(glob, "files")
         if glob != glob.strip():
             raise ConfigError(f"files: {glob!r} has leading or trailing blanks; a file glob "
                               "starts and ends with a visible character")
+        if glob in out:
+            raise ConfigError(f"files: {glob!r} is given twice; a file's settings are the "
+                              "first matching pattern's, so a later one would never apply")
         out[glob] = _checked_settings(settings, f"files.{glob}")
+    return out
+
+
+def _file_entry(entry: Any, where: str) -> tuple[Any, Any]:
+    """(glob, settings) of one entry of the list form of ``files:``; ConfigError naming
+    ``where`` (``files[2]``) for an entry that is not ``{pattern: GLOB, settings: {...}}``."""
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{where}: {entry!r} is not a mapping {{pattern: GLOB, settings: "
+                          "{...}}")
+    unknown = [k for k in entry if k not in FILE_ENTRY_KEYS]
+    if unknown:
+        raise ConfigError(f"{where}.{_key_text(unknown[0])}: unknown key of a files: entry; "
+                          f"known: {', '.join(FILE_ENTRY_KEYS)}")
+    if "pattern" not in entry:
+        raise ConfigError(f"{where}: no 'pattern' (the file glob the entry's settings are for)")
+    return entry["pattern"], entry.get("settings")
+
+
+def files_document(files: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``files`` (glob -> settings, in order) as a tuned file holds them: a list of
+    ``{pattern, settings}`` entries, so the order survives any tool that sorts keys."""
+    return [{"pattern": glob, "settings": dict(own)} for glob, own in files.items()]
+
+
+def writable_tuned(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A checked tuned document as it is written: ``files`` in the list form
+    (:func:`files_document`), the rest as it is."""
+    out = dict(doc)
+    if out.get("files"):
+        out["files"] = files_document(out["files"])
     return out
 
 
@@ -101,13 +146,54 @@ FILES_KEY = "files"
 
 def configuration(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A checked tuned document's configuration as one mapping, what a production campaign
-    records and names: its ``settings``, plus :data:`FILES_KEY` with its ``files:`` when
-    it has any (two tuned files that differ only per file are different configurations).
-    :func:`split_configuration` undoes it."""
+    records and names: its ``settings``, plus :data:`FILES_KEY` with its ``files:`` (glob
+    -> settings, in order) when it has any (two tuned files that differ only per file,
+    even only in the order of their patterns, are different configurations; compare them
+    with :func:`same_configuration`). :func:`split_configuration` undoes it."""
     out = dict(doc["settings"])
     if doc.get("files"):
         out[FILES_KEY] = {glob: dict(s) for glob, s in doc["files"].items()}
     return out
+
+
+def serial_configuration(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` (a :func:`configuration`) as it is recorded and hashed: its per-file
+    settings a list of ``[glob, settings]`` pairs in order. A record is written with its
+    keys sorted (:mod:`iotune.store.journal`), which would put a mapping's globs in
+    alphabetical order; a list keeps the order, on which a file's settings depend."""
+    settings, files = split_configuration(config)
+    if files:
+        settings[FILES_KEY] = [[glob, dict(own)] for glob, own in files.items()]
+    return settings
+
+
+def recorded_configuration(recorded: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A configuration read back from its record (:func:`serial_configuration`), and
+    whether the order of its per-file patterns is known. A record written before the
+    order was kept holds them as a mapping, which the journal's sorted keys put in
+    alphabetical order: with two patterns or more their order is lost (False); one
+    pattern, or none, has no order to lose. Entries that are not a glob and its settings
+    are left out."""
+    settings = {k: v for k, v in recorded.items() if k != FILES_KEY}
+    files = recorded.get(FILES_KEY)
+    if not files:
+        return settings, True
+    pairs: list[tuple[Any, Any]]
+    if isinstance(files, Mapping):
+        pairs, ordered = list(files.items()), len(files) <= 1
+    else:
+        pairs = [(p[0], p[1]) for p in files if isinstance(p, list | tuple) and len(p) == 2]
+        ordered = True
+    # A pair whose settings are not a mapping (a hand-edited journal) is left out.
+    settings[FILES_KEY] = {str(glob): dict(own or {}) for glob, own in pairs
+                           if own is None or isinstance(own, Mapping)}
+    return settings, ordered
+
+
+def same_configuration(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two configurations are one: the same settings and the same per-file
+    patterns in the same order (mappings compare equal whatever their order)."""
+    return serial_configuration(a) == serial_configuration(b)
 
 
 #: The fields of a tuned file that describe a measured configuration other than the
@@ -144,16 +230,17 @@ def trial_configurations(doc: Mapping[str, Any],
     if recommended:
         out.append(recommended)
     for canonical in alternatives.values():
-        if canonical and canonical not in out:
+        if canonical and not any(same_configuration(canonical, c) for c in out):
             out.append(dict(canonical))
     return out
 
 
 def split_configuration(config: Mapping[str, Any]) -> tuple[dict[str, Any],
                                                            dict[str, dict[str, Any]]]:
-    """The ``settings`` and ``files`` of a :func:`configuration`."""
+    """The ``settings`` and ``files`` (glob -> settings, in order) of a
+    :func:`configuration`."""
     settings = {k: v for k, v in config.items() if k != FILES_KEY}
-    return settings, dict(config.get(FILES_KEY) or {})
+    return settings, {glob: dict(own) for glob, own in (config.get(FILES_KEY) or {}).items()}
 
 
 def _fields() -> dict[str, Check]:

@@ -33,7 +33,7 @@ from iotune.production.jobs import (
 from iotune.production.rule import CONFIDENCE, DRIFT_EVERY, Prior
 from iotune.production.settle import write_settled
 from iotune.store import Store
-from iotune.tuned import read_tuned_file, split_configuration
+from iotune.tuned import read_tuned_file, same_configuration, split_configuration
 
 _store = click.option("--store", "store_path", type=click.Path(path_type=Path),
                       default=Path("iotune-production.jsonl"), show_default=True,
@@ -95,7 +95,7 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     priors: list[Prior | None] = []
     for path in candidates:
         offered = [(c, p) for c, p in tuned_candidates(read_tuned_file(path))
-                   if c not in configs]
+                   if not any(same_configuration(c, known) for known in configs)]
         if not offered:
             click.echo(f"iotune: --candidate {path}: no configuration to try (it recommends "
                        "the default and names no best found)", err=True)

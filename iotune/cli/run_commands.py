@@ -30,10 +30,11 @@ from iotune.config import default_config_path
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
+from iotune.kernel_specs import own_metric_of
 from iotune.production.jobs import is_journal
 from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
 from iotune.settings.in_effect import row_not_in_effect
-from iotune.settings.metrics import Metric, command_metric
+from iotune.settings.metrics import Metric
 from iotune.settings.values import describe_value
 from iotune.store import Store
 from iotune.store.index import read_dataframe, write_csv
@@ -352,8 +353,8 @@ def _named_metrics(rows: list[dict[str, Any]], frame: Any) -> list[dict[str, Any
     holds what is minimised: for a bandwidth, its reciprocal)."""
     if "write_time" not in frame.columns or "metric" not in frame.columns:
         return rows
-    metrics = [command_metric({k: v for k, v in params.items() if isinstance(v, str)})
-               if kernel == "command" else None for kernel, params in zip(
+    metrics = [own_metric_of(kernel, {k: v for k, v in params.items() if isinstance(v, str)})
+               for kernel, params in zip(
                    frame["kernel"], frame[[c for c in ("metric", "metric_label",
                                                        "metric_unit") if c in frame.columns]]
                    .to_dict("records"), strict=True)]

@@ -25,6 +25,8 @@ from iotune.kernel_args import KernelParam
 from iotune.kernel_specs import command, ior, vpic  # noqa: F401
 from iotune.kernel_specs.registry import KERNELS, get_kernel, kernels_with
 from iotune.kernel_specs.spec import Feature, KernelFeatureError, KernelSpec
+from iotune.settings.metrics import Metric
+from iotune.store.targets import target_metric
 
 __all__ = [
     "KERNELS",
@@ -35,7 +37,23 @@ __all__ = [
     "get_kernel",
     "kernel_argv",
     "kernels_with",
+    "metric_of",
+    "own_metric_of",
 ]
+
+
+def own_metric_of(kernel: str, params: Mapping[str, Any]) -> Metric | None:
+    """The figure runs of ``kernel`` with ``params`` measure when the kernel has one of its
+    own (:meth:`KernelSpec.own_metric`); None for a kernel timed by its target, or one this
+    installation does not know (a record from elsewhere)."""
+    spec = KERNELS.get(kernel)
+    return None if spec is None else spec.own_metric(params)
+
+
+def metric_of(kernel: str, params: Mapping[str, Any], target: str = "write") -> Metric:
+    """The metric of runs of ``kernel`` with ``params`` (canonical kernel arguments) timing
+    ``target`` (:meth:`KernelSpec.metric`; the target's time for a kernel not known here)."""
+    return own_metric_of(kernel, params) or target_metric(target)
 
 def kernel_argv(spec: KernelSpec, params: Mapping[str, Any],
                 python: str | None = None) -> list[str]:

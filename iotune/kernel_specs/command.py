@@ -17,7 +17,7 @@ from iotune.kernel_args import KernelParam
 from iotune.kernel_specs.registry import register_kernel
 from iotune.kernel_specs.spec import KernelFeatureError, KernelSpec
 from iotune.settings.catalogue import Choice, FreeText
-from iotune.settings.metrics import MATCHES, UNITS
+from iotune.settings.metrics import MATCHES, UNITS, Metric, command_metric
 
 UNITS_CHOICES = tuple(UNITS)
 
@@ -41,6 +41,14 @@ class CommandSpec(KernelSpec):
 
     def application(self, params: Mapping[str, Any]) -> Application:
         return parse_application({k: v for k, v in params.items() if v != ""})
+
+    def loads_preload(self, params: Mapping[str, Any]) -> bool:
+        """Unless ``preload: no``."""
+        return params.get("preload", "auto") != "no"
+
+    def own_metric(self, params: Mapping[str, Any]) -> Metric:
+        """The program's metric from its ``metric`` arguments (its wall time when absent)."""
+        return command_metric(params)
 
     @property
     def knows_bytes(self) -> bool:

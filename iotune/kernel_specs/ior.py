@@ -118,6 +118,7 @@ class IorKernel(KernelSpec):
 
 IOR = register_kernel(IorKernel(
     "ior", "ior.py", "IOR-style segmented write: POSIX, MPI-IO or HDF5", IOR_PARAMS,
+    reads_ior_hint_variables=True,
 ))
 
 

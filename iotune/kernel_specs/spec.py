@@ -2,8 +2,10 @@
 
 A kernel spec owns what would otherwise be a switch on the kernel's name somewhere else:
 
-* **always**: its arguments (``params``), where its program is, and the bytes each rank
-  writes (:meth:`KernelSpec.bytes_per_rank`, for estimates and reports);
+* **always**: its arguments (``params``), where its program is, the bytes each rank
+  writes (:meth:`KernelSpec.bytes_per_rank`, for estimates and reports), and what a run's
+  figure is (:meth:`KernelSpec.metric`: the target's time, unless the kernel measures
+  something of its own);
 * **optional features**, each a group of methods (:data:`FEATURE_METHODS`) that a kernel
   either implements all of or none of:
 
@@ -41,8 +43,10 @@ from iotune.errors import ConfigError
 from iotune.kernel_args import ACCESS_PARAM, KernelParam
 from iotune.kernel_specs.registry import KERNELS, kernels_with
 from iotune.settings.bounds import MAX_BYTES_PER_RANK
+from iotune.settings.metrics import Metric
 from iotune.settings.units import format_bytes
 from iotune.settings.values import normalise_value
+from iotune.store.targets import target_metric
 from iotune.workload.pattern import Pattern
 
 if TYPE_CHECKING:
@@ -78,6 +82,8 @@ class KernelSpec(ABC):
 
     ``collective_default`` is whether the program issues collective writes when the
     ``collective`` setting is not given; the simulator and the Darshan model both use it.
+    ``reads_ior_hint_variables`` is whether the program takes MPI-IO hints from IOR's
+    ``IOR_HINT__MPI__<hint>`` variables (IOR does), which ``apply`` then prints for it.
     """
 
     name: str
@@ -85,6 +91,7 @@ class KernelSpec(ABC):
     help: str
     params: tuple[KernelParam, ...] = field(default_factory=tuple)
     collective_default: bool = False
+    reads_ior_hint_variables: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -164,6 +171,23 @@ class KernelSpec(ABC):
         """The user's program these params describe, for a kernel that runs one (see
         :mod:`iotune.execution.application`); None for iotune's own kernel programs."""
         return None
+
+    def loads_preload(self, params: Mapping[str, Any]) -> bool:
+        """Whether runs with ``params`` load the preload library (a user's program may pass
+        its own ``MPI_Info``, which only the library reaches), so that ``apply`` gives it
+        the library too; iotune's kernels take their settings on the command line."""
+        return False
+
+    def own_metric(self, params: Mapping[str, Any]) -> Metric | None:
+        """The figure a run with ``params`` (canonical) measures when the kernel has one of
+        its own (a user's program: its wall time, I/O time or a number from its output);
+        None when its runs are timed by the tune's target (iotune's kernels)."""
+        return None
+
+    def metric(self, params: Mapping[str, Any], target: str = "write") -> Metric:
+        """What a run with ``params`` measuring ``target`` is called, and its unit: the
+        kernel's :meth:`own_metric`, else the target's time."""
+        return self.own_metric(params) or target_metric(target)
 
     def check_settings(self, names: Iterable[str],  # noqa: B027 (optional hook)
                        where: str = "space") -> None:

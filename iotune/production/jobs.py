@@ -35,7 +35,13 @@ from iotune.preload.report import file_io, has_opens
 from iotune.production.rule import Assessment, Choice, Prior, Run, assess, choose
 from iotune.store import Store, now_iso
 from iotune.store.lock import host_name
-from iotune.tuned import measured_alternatives, trial_configurations
+from iotune.tuned import (
+    FILES_KEY,
+    measured_alternatives,
+    recorded_configuration,
+    serial_configuration,
+    trial_configurations,
+)
 
 KIND = "production_job"
 #: Name of the configuration with no setting.
@@ -64,11 +70,19 @@ def job_id_from_env(env: Mapping[str, str]) -> str | None:
     return env.get("SLURM_JOB_ID") or None
 
 
-def config_name(settings: Mapping[str, Any]) -> str:
-    """``default`` for no settings, else ``c`` and 8 hex digits of the settings' hash."""
-    if not settings:
+def config_name(config: Mapping[str, Any]) -> str:
+    """``default`` for no settings, else ``c`` and 8 hex digits of the configuration's hash
+    (:func:`iotune.tuned.configuration`). The hash covers the order of the per-file
+    patterns (a file's settings are its first matching pattern's): with two patterns or
+    more they are hashed as a list in order. With one pattern or none, the configuration
+    is hashed as a plain mapping, as before the order was kept, so those names (every
+    configuration without ``files:``) are unchanged."""
+    if not config:
         return DEFAULT
-    text = json.dumps(dict(settings), sort_keys=True, separators=(",", ":"), default=str)
+    serial = serial_configuration(config)
+    if len(serial.get(FILES_KEY) or ()) <= 1:
+        serial = dict(config)
+    text = json.dumps(serial, sort_keys=True, separators=(",", ":"), default=str)
     return "c" + hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -84,6 +98,9 @@ class Campaign:
     candidates: list[str]  # the ranked candidates the latest job was started with
     #: The tune's estimates of candidates the latest job was started with (by name).
     priors: dict[str, Prior] = field(default_factory=dict)
+    #: Configurations whose per-file patterns' order no record keeps (recorded by an
+    #: older iotune, see :func:`iotune.tuned.recorded_configuration`).
+    order_lost: set[str] = field(default_factory=set)
 
 
 def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campaign:
@@ -100,11 +117,14 @@ def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campai
     runs, settings = [], {}
     candidates: list[str] = []
     priors: dict[str, Prior] = {}
+    order_lost: set[str] = set()
     for job_id, start in starts.items():
         candidates = [str(c) for c in start.get("candidates") or []]
         priors = _priors_of(start.get("priors"))
         config = str(start.get("config"))
-        settings[config] = dict(start.get("settings") or {})
+        settings[config], ordered = recorded_configuration(start.get("settings") or {})
+        if not ordered:  # its name, too, was hashed without the order
+            order_lost.add(config)
         end = ends.get(job_id)
         if end is None:
             age_h = (now - datetime.fromisoformat(str(start["recorded_at"]))).total_seconds()
@@ -114,7 +134,8 @@ def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campai
         ok = end.get("status") == "ok"
         runs.append(Run(config, str(start.get("role")),
                         float(end["io_seconds"]) if ok else None))
-    return Campaign(tag, runs, list(starts), settings, set(ends), candidates, priors)
+    return Campaign(tag, runs, list(starts), settings, set(ends), candidates, priors,
+                    order_lost)
 
 
 def _priors_of(recorded: Any) -> dict[str, Prior]:
@@ -178,7 +199,8 @@ def start_job(store: Store, tag: str, job_id: str,
         choice = choose(campaign.runs, DEFAULT, names, given)
         settings = known[choice.config]
         store.append({"kind": KIND, "event": "start", "tag": tag, "job_id": job_id,
-                      "config": choice.config, "settings": settings, "role": choice.role,
+                      "config": choice.config, "settings": serial_configuration(settings),
+                      "role": choice.role,
                       "reason": choice.reason, "provenance": "production", "host": host_name(),
                       "candidates": names, "started_at": now_iso(),
                       **({"priors": {n: {"log_ratio": round(p.log_ratio, 6),

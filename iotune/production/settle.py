@@ -7,6 +7,13 @@ a job script that stops exploring should run: :func:`tuned_document` makes it a 
 finishing at once leave the file of the later state, whole. A campaign not settled (or
 reopened by a drift check) leaves the file as it is: a recommendation is written only
 when settled, never guessed from an unfinished comparison.
+
+Per-file settings are written as a list of ``{pattern, settings}`` entries in the order the
+candidate gave them (:func:`iotune.tuned.files_document`), the order the jobs ran them in.
+A configuration whose start records were written by an iotune that kept no order (its
+patterns came back alphabetical, see :func:`iotune.tuned.recorded_configuration`) is not
+written either: which pattern comes first decides a file's settings, and the journal no
+longer knows it.
 """
 
 from __future__ import annotations
@@ -20,7 +27,12 @@ from iotune.execution.outputs import InUse, write_output
 from iotune.production.jobs import DEFAULT, Campaign, status
 from iotune.production.rule import CONFIDENCE, Assessment
 from iotune.store import Store, now_iso
-from iotune.tuned import TUNED_SCHEMA_VERSION, check_tuned, split_configuration
+from iotune.tuned import (
+    TUNED_SCHEMA_VERSION,
+    check_tuned,
+    split_configuration,
+    writable_tuned,
+)
 from iotune.ui.output import to_plain
 
 
@@ -28,7 +40,7 @@ def tuned_document(campaign: Campaign, state: Assessment) -> dict[str, Any] | No
     """The tuned file of a settled campaign (None: not settled): the recommended settings
     (none for the default), ``recommendation`` ``tuned`` or ``default``, the gain and why,
     with provenance ``N production jobs``."""
-    if state.settled is None:
+    if state.settled is None or state.settled in campaign.order_lost:
         return None
     doc: dict[str, Any] = {
         "schema_version": TUNED_SCHEMA_VERSION, "iotune_version": __version__,
@@ -76,11 +88,17 @@ def write_settled(path: Path, store: Store, tag: str, in_use: InUse) -> Written:
     with store.exclusive():
         campaign, state = status(store, tag)
         doc = tuned_document(campaign, state)
+        if doc is None and state.settled in campaign.order_lost:
+            return Written(f"iotune: {path} unchanged: campaign {tag} settled on "
+                           f"{state.settled}, whose per-file patterns an older iotune "
+                           "recorded in alphabetical order (the order, which decides a "
+                           "file's settings, is lost); write the tuned file from that "
+                           "candidate's file", campaign, state)
         if doc is None:
             return Written(f"iotune: {path} unchanged: campaign {tag} has not settled",
                            campaign, state)
-        write_output(path, yaml.safe_dump(to_plain(doc), sort_keys=False), "tuned",
-                     option="--tuned", in_use=in_use)
+        write_output(path, yaml.safe_dump(to_plain(writable_tuned(doc)), sort_keys=False),
+                     "tuned", option="--tuned", in_use=in_use)
     what = ("nothing better, the default stays" if doc["recommendation"] == "default"
             else f"{state.settled}, {doc['speedup']:.2f}x")
     return Written(f"iotune: wrote {path}: {what} ({doc['provenance']})", campaign, state)

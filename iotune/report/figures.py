@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
+from iotune.kernel_specs import metric_of
 from iotune.report.data import (
     ConfigResult,
     Dataset,
@@ -33,7 +34,6 @@ from iotune.report.data import (
 from iotune.report.decision import ScaleDecision
 from iotune.report.modelfit import Effect, ModelView, step_errors
 from iotune.settings.values import describe_value
-from iotune.store.targets import metric_of
 from iotune.strategies.racing import CONFIDENCE
 
 WIDTH_IN = 8.0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from iotune.kernel_specs import metric_of
 from iotune.model.trust import NO_PREDICTION, possible
 from iotune.report.data import Dataset, ScaleTune, SearchSession, settings_label
 from iotune.report.decision import ScaleDecision
@@ -22,7 +23,6 @@ from iotune.settings.in_effect import ABSENT, DIFFERS, IN_EFFECT, NOT_APPLICABLE
 from iotune.settings.units import MIB
 from iotune.settings.values import describe_value
 from iotune.store.records import EFFECT_PREFIX, IN_EFFECT_PREFIX
-from iotune.store.targets import metric_of
 from iotune.strategies.racing import CONFIDENCE
 
 

@@ -93,7 +93,11 @@ class Store:
     def append(self, record: dict[str, Any]) -> dict[str, Any]:
         """Write ``record`` (adding ``schema_version``, ``id`` and ``recorded_at``) durably.
 
-        Returns the record as written. Raises StoreError when the file cannot be written.
+        The line is written with its keys sorted, at every depth, so equal records are
+        equal lines: a mapping's order does not survive the journal, and a writer whose
+        order matters records a list (per-file settings:
+        :func:`iotune.tuned.serial_configuration`). Returns the record as written.
+        Raises StoreError when the file cannot be written.
         """
         full = {"schema_version": SCHEMA_VERSION, "id": uuid.uuid4().hex, **record,
                 "recorded_at": now_iso()}

@@ -8,11 +8,9 @@ and, in words, what its time measures (printed with every tuned result).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from iotune.settings.metrics import Metric, command_metric
+from iotune.settings.metrics import Metric
 
 
 @dataclass(frozen=True)
@@ -48,9 +46,8 @@ def target_column(target: str) -> str:
     return TARGET_TABLE[target].column
 
 
-def metric_of(kernel: str, params: Mapping[str, Any], target: str = "write") -> Metric:
-    """The metric of runs of ``kernel`` with ``params`` (canonical kernel arguments) timing
-    ``target``: a command kernel's from its ``metric`` arguments, else the target's time."""
-    if kernel == "command" and "metric" in params:
-        return command_metric(params)
+def target_metric(target: str) -> Metric:
+    """The metric of runs timed by ``target``: its time, in seconds, described in words (a
+    name that is no target is taken as its own description). A kernel that measures
+    something else says so in its spec (:meth:`iotune.kernel_specs.KernelSpec.metric`)."""
     return Metric(TARGET_TABLE[target].time if target in TARGET_TABLE else target)

@@ -4,9 +4,12 @@ A task is done when the store holds a record with its configuration key, repetit
 and campaign ``train`` that is ``ok`` or ``failed`` (a failure is an answer, not something
 to retry blindly; ``retry_failed`` reruns those recorded before this worker started). An
 ``interrupted`` record (the run's processes were killed from outside) does not count: the
-task is measured again. Records are written only after a run ends, so a job killed at any
-point loses at most the run in flight, and a rerun of the same command skips everything
-already recorded.
+task is measured again; nor does a failure of the environment (the program cannot start, a
+library cannot load: :mod:`iotune.execution.failures`), which says nothing of the
+configuration. When a worker's first run fails so, it stops there with that error
+(:class:`~iotune.errors.LaunchError`): every other run would fail the same way.
+Records are written only after a run ends, so a job killed at any point loses at most the
+run in flight, and a rerun of the same command skips everything already recorded.
 
 Any number of workers (``iotune train`` processes: the tasks of a Slurm job array, or jobs
 started at different times on different nodes) may run one campaign into one store: each
@@ -28,8 +31,9 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from iotune.backends import Backend
-from iotune.errors import StoreError
+from iotune.errors import LaunchError, StoreError
 from iotune.execution import interrupt
+from iotune.execution.failures import environment_failure_of
 from iotune.store import Store
 from iotune.store.claims import HEARTBEATS_PER_LEASE, ClaimBook, Worker
 from iotune.store.index import StoreIndex
@@ -55,7 +59,8 @@ def done_tasks(store: Store, retry_failed: bool = False,
     library, simulator noise or recorded data does not count."""
     counted = ("ok",) if retry_failed else ("ok", "failed")
     return {(m.config_key, m.rep) for m in StoreIndex(store).select(campaign="train")
-            if m.status in counted and (source is None or m.source == source)}
+            if m.status in counted and (source is None or m.source == source)
+            and (m.status != "failed" or environment_failure_of(m.record) is None)}
 
 
 def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
@@ -63,7 +68,8 @@ def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
                  campaign: str = "train", worker: Worker | None = None) -> dict[str, int]:
     """Measure the tasks not yet in ``store`` that no other worker measures; returns counts
     of ran, skipped (recorded before this worker started), by_others (recorded by other
-    workers meanwhile), failed and interrupted runs.
+    workers meanwhile), failed and interrupted runs. LaunchError when this worker's first
+    run failed because of the environment (see the module docstring).
 
     ``progress(i, n, task, record, eta_s)`` is called before each run (record None) and
     after it (with the record written): ``i`` is the run's place among the ``n`` tasks left
@@ -105,6 +111,8 @@ def run_campaign(plans: list[ScalePlan], backend: Backend, store: Store, *,
                     counts["interrupted"] += record["status"] == "interrupted"
                     if progress:
                         progress(position, len(todo), task, record, None)
+                    if counts["ran"] == 1:
+                        _stop_on_environment_failure(record)
         outcome = "done"
     except interrupt.Interrupted as stop:
         outcome = "interrupted"
@@ -125,6 +133,15 @@ def _run_claimed(task: Task, backend: Backend, store: Store, book: ClaimBook,
     book.record(worker, task.ident,
                 lambda: written.append(store.append({"campaign": campaign, **measured})))
     return written[0] if written else None
+
+
+def _stop_on_environment_failure(record: dict[str, Any]) -> None:
+    """LaunchError when ``record`` (a worker's first run) failed because of the environment."""
+    failure = environment_failure_of(record)
+    if failure is not None:
+        raise LaunchError(f"train: stopped after this worker's first run, which failed "
+                          f"before measuring anything: {failure.text()}; fix it and run "
+                          "train again (the run is measured again)")
 
 
 def _eta(elapsed: float, ran: int, left: int, workers: int) -> float | None:

@@ -13,8 +13,8 @@ file system and MPI library, simulator or recorded data); runs of the plan measu
 another source are counted apart as ``other_source_runs``, since training does them again.
 
 - ``done``: tasks with an ``ok`` record; ``failed``: tasks whose records are all failures
-  (a failure is an answer, see :mod:`iotune.train.run`); an ``interrupted`` record leaves
-  its task to do;
+  (a failure is an answer, see :mod:`iotune.train.run`); an ``interrupted`` record, or a
+  failure of the environment (:mod:`iotune.execution.failures`), leaves its task to do;
 - ``claimed``: tasks not recorded that a live worker has claimed (being measured now);
 - ``left``: the others; the campaign is *complete* when none is left or claimed;
 - ``core_hours``: wall time x cores of every run recorded for the plan (failed and
@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from iotune.backends import provenance_of
+from iotune.execution.failures import environment_failure_of
 from iotune.store import Store
 from iotune.store.claims import ClaimBook, Worker, WorkerState, worker_alive
 from iotune.store.index import StoreIndex
@@ -118,7 +119,10 @@ def campaign_status(plans: Sequence[ScalePlan], store: Store, campaign: str = "t
             other_source_runs += 1
             continue
         provenance.add(provenance_of(m.backend))
-        statuses.setdefault((m.config_key, m.rep), set()).add(m.status)
+        status = m.status
+        if status == "failed" and environment_failure_of(m.record) is not None:
+            status = "environment"  # no answer: train measures it again
+        statuses.setdefault((m.config_key, m.rep), set()).add(status)
         wall = m.record.get("elapsed_s")
         if isinstance(wall, int | float):
             walls.setdefault((m.config_key, m.rep), []).append(float(wall))

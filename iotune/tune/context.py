@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from iotune.backends import Backend, RunRequest
 from iotune.errors import ConfigError
 from iotune.execution import interrupt
+from iotune.execution.failures import environment_failure_of
 from iotune.settings.in_effect import IGNORED, effects_of, likely_reason
 from iotune.settings.values import config_key, describe_value
 from iotune.store.index import StoreIndex
@@ -72,9 +73,10 @@ class Sink(ABC):
 class StoreSink(Sink):
     """A store: read once, appended to; earlier ``tune`` measurements of ``backend`` from
     ``source`` reused unless ``reuse`` is False (ok and failed ones, only ok ones with
-    ``retry_failed``; interrupted runs never count); training data = the store's
-    measurements of ``kernel`` by ``backend`` from ``source`` (every campaign, this
-    search's included). ``source`` None takes every source (stores of one source)."""
+    ``retry_failed``; interrupted runs and failures of the environment never count);
+    training data = the store's measurements of ``kernel`` by ``backend`` from ``source``
+    (every campaign, this search's included). ``source`` None takes every source (stores
+    of one source)."""
 
     def __init__(self, index: StoreIndex, *, kernel: str, backend: str,
                  source: str | None = None, reuse: bool = True,
@@ -87,8 +89,11 @@ class StoreSink(Sink):
         return self.index.append(record)
 
     def earlier(self, key: str) -> list[Measurement]:
+        """Earlier measurements of ``key`` to reuse; a failure of the environment is none
+        (:mod:`iotune.execution.failures`): it says nothing of the configuration."""
         return [m for m in self._earlier.get(key, []) if m.status in self._reused_statuses
-                and (self.source is None or m.source == self.source)]
+                and (self.source is None or m.source == self.source)
+                and (m.status != "failed" or environment_failure_of(m.record) is None)]
 
     def training_frame(self) -> pd.DataFrame:
         frame = self.index.training_frame(self.kernel, self.backend)

@@ -10,13 +10,13 @@ from typing import Any
 
 from iotune import __version__
 from iotune.backends import backend_class
+from iotune.kernel_specs import metric_of
 from iotune.model.trust import possible, prediction_warning
 from iotune.settings.catalogue import SettingValueError, parse_setting
 from iotune.settings.in_effect import DIFFERS, IGNORED, UNVERIFIED, effects_of, likely_reason
 from iotune.settings.metrics import Metric
 from iotune.settings.values import SETTINGS, describe_value, mpiio_hints
 from iotune.store import now_iso
-from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation
 from iotune.strategies.racing import (
     CONFIDENCE,

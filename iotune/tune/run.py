@@ -7,7 +7,11 @@ best configuration with its speedup over the default. Configurations that ran id
 (the same settings in effect, :mod:`iotune.tune.identical`) race, and are reported, as one.
 Every measurement is appended to the
 store (campaign ``tune``); measurements of the same configuration already in the store are
-reused unless ``fresh`` (failed ones too, unless ``retry_failed``; interrupted ones never).
+reused unless ``fresh`` (failed ones too, unless ``retry_failed``; interrupted ones and
+failures of the environment never). When the default's first runs all fail because of the
+environment (the program cannot start, a library cannot load:
+:mod:`iotune.execution.failures`), the tune stops there with that error: every other run
+would fail the same way.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from typing import Any
 
 from iotune.backends import Backend
 from iotune.config import Config, TuneConfig
-from iotune.errors import ConfigError
+from iotune.errors import ConfigError, LaunchError
+from iotune.execution.failures import environment_failure_of
+from iotune.kernel_specs import metric_of
 from iotune.store import Store
 from iotune.store.index import StoreIndex
-from iotune.store.targets import metric_of
 from iotune.strategies.base import Evaluation, Strategy, make_strategy, resolve_options
 from iotune.strategies.racing import Budget, Noise, pooled_noise, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
@@ -82,6 +87,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     if progress:
         progress(f"default configuration at {cores} ranks (the baseline)")
     default = context.measure_baseline()
+    _stop_on_environment_failure(default, cores)
     repeated = _repeat_default(context, default)
     noise, source = known_noise(default, sink.earlier_runs(
         kernel, cores, config.kernel.args, exclude=default.key, target=tune_cfg.target))
@@ -146,6 +152,21 @@ def _repeat_default(context: MeasuringContext, default: Evaluation) -> int:
             or len(default.times) != 1 or not context.remeasure(default)):
         return 0
     return 1
+
+
+def _stop_on_environment_failure(default: Evaluation, cores: int) -> None:
+    """LaunchError when every run of the default failed because of the environment
+    (:func:`~iotune.execution.failures.environment_failure_of`): no other configuration
+    could run either, so the budget is not spent finding that out."""
+    failures = [environment_failure_of(m.record) for m in default.measurements]
+    if default.times or not failures or any(f is None for f in failures):
+        return
+    first = failures[0]
+    assert first is not None
+    runs = len(failures)
+    raise LaunchError(f"tune: stopped after the default's first run{'s' if runs > 1 else ''} "
+                      f"at {cores} rank{'s' if cores > 1 else ''}, which failed before "
+                      f"measuring anything: {first.text()}; no tuned file written")
 
 
 def known_noise(default: Evaluation, earlier: list[Evaluation]) -> tuple[Noise, str]:

@@ -235,3 +235,50 @@ def test_per_file_settings_are_left_out_of_mechanisms_for_every_file(tmp_path, l
         assert "# per-file settings (files:) are applied by the preload library alone: " \
                "--format preload" in lines
         assert "iotune_run() { \"$@\"; }" in lines  # the program runs with nothing set
+
+
+#: A candidate whose patterns overlap: the checkpoint matches both, and only its own
+#: (first) pattern's settings may reach it. Alphabetically "*" sorts first.
+OVERLAPPING = ("schema_version: 1\nkernel: command\ncores: 2\nprovenance: measured\n"
+               "recommendation: tuned\nsettings: {}\nfiles:\n"
+               "  '*/ckpt_*.dat': {romio_cb_write: disable}\n"
+               "  '*': {cb_buffer_size: 1MiB}\n")
+
+
+@pytest.mark.mpi
+def test_a_settled_campaign_keeps_the_candidates_pattern_order_to_the_program(
+        tmp_path, show_hints, library):
+    """Candidate -> start records -> settled tuned file -> apply -> each file's hints."""
+    candidate, settled = tmp_path / "cand.yaml", tmp_path / "settled.yaml"
+    candidate.write_text(OVERLAPPING)
+    store = str(tmp_path / "prod.jsonl")
+    for i in range(20):
+        start = CliRunner().invoke(cli, ["job", "start", "--store", store, "--tag", "app",
+                                         "--job-id", f"j{i}", "--candidate", str(candidate)])
+        assert start.exit_code == 0, start.output
+        chosen = start.stdout.split(": ", 1)[1].split(" ", 1)[0]
+        seconds = 10.0 if chosen == "default" else 5.0 * (1 + 0.02 * (i % 3))
+        finish = CliRunner().invoke(cli, ["job", "finish", "--store", store, "--tag", "app",
+                                          "--job-id", f"j{i}", "--seconds", str(seconds),
+                                          "--tuned", str(settled)])
+        assert finish.exit_code == 0, finish.output
+        if settled.exists():
+            break
+    doc = yaml.safe_load(settled.read_text())
+    assert doc["recommendation"] == "tuned"
+    assert [entry["pattern"] for entry in doc["files"]] == ["*/ckpt_*.dat", "*"]
+    # A tool that sorts keys cannot reorder the list: the file reads back the same.
+    resorted = tmp_path / "resorted.yaml"
+    resorted.write_text(yaml.safe_dump(doc, sort_keys=True))
+    for tuned in (settled, resorted):
+        lines = apply_lines(tuned, "auto", library)
+        seen = {}
+        for name in ("out/ckpt_1.dat", "plot.dat"):
+            job = run_job(tmp_path, lines, [str(show_hints), name])
+            assert job.returncode == 0, job.stderr
+            hints = printed(job.stdout, "hint")
+            seen[name] = (hints["romio_cb_write"], hints["cb_buffer_size"])
+        default = printed(run_job(tmp_path, "", [str(show_hints), "plain.dat"]).stdout, "hint")
+        assert default["romio_cb_write"] != "disable" and default["cb_buffer_size"] != "1048576"
+        assert seen == {"out/ckpt_1.dat": ("disable", default["cb_buffer_size"]),
+                        "plot.dat": (default["romio_cb_write"], "1048576")}

@@ -12,7 +12,13 @@ import yaml
 
 from iotune.errors import ConfigError
 from iotune.settings.bounds import MAX_CORES
-from iotune.tuned import check_files, check_tuned, measured_alternative, read_tuned_file
+from iotune.tuned import (
+    check_files,
+    check_tuned,
+    files_document,
+    measured_alternative,
+    read_tuned_file,
+)
 from tests.apply.test_tuned_fuzz import TUNED
 from tests.cli_result import error_line, invoke
 
@@ -163,3 +169,17 @@ def test_every_settings_field_is_checked_by_one_rule(bad):
         assert str(caught.value).startswith(where), caught.value
         messages.append(str(caught.value).removeprefix(where))
     assert len(set(messages)) == 1, messages
+
+
+def test_files_as_a_list_and_as_a_mapping_read_alike_in_their_order():
+    listed = check_files([{"pattern": "*/ckpt_*", "settings": {"cb_nodes": 2}},
+                          {"pattern": "*", "settings": {"cb_buffer_size": "1MiB"}},
+                          {"pattern": "*.log"}])
+    mapped = check_files({"*/ckpt_*": {"cb_nodes": 2}, "*": {"cb_buffer_size": "1MiB"},
+                          "*.log": None})
+    assert list(listed.items()) == list(mapped.items()) == [
+        ("*/ckpt_*", {"cb_nodes": 2}), ("*", {"cb_buffer_size": 1048576}), ("*.log", {})]
+    assert files_document(listed) == [
+        {"pattern": "*/ckpt_*", "settings": {"cb_nodes": 2}},
+        {"pattern": "*", "settings": {"cb_buffer_size": 1048576}},
+        {"pattern": "*.log", "settings": {}}]

@@ -105,7 +105,7 @@ CASES = [
          t_yaml="settings: {cb_config_list: \"*:1\\nrm -rf /\"}\n"),
     case("apply", "t.yaml", says=("t.yaml", "malformed YAML"), t_yaml="settings: [\n"),
     # apply: per-file settings (files:)
-    case("apply", "t.yaml", says=("files", "is not a mapping of file glob: settings"),
+    case("apply", "t.yaml", says=("files[0]", "is not a mapping {pattern: GLOB, settings"),
          t_yaml="settings: {}\nfiles: ['*.h5']\n"),
     case("apply", "t.yaml", says=("files", "is not a file glob (non-empty text)"),
          t_yaml="settings: {}\nfiles: {'': {cb_nodes: 2}}\n"),
@@ -720,6 +720,17 @@ CASES = [
          says=("--emit-sbatch", "estimated time, 1042 days", "above", "--time")),
     case("report", "--store", "st.jsonl", "-o", "x" * 300,
          says=("-o", "cannot be a directory here", "File name too long")),
+    # tuned files: per-file settings as an ordered list of {pattern, settings}
+    case("apply", "t.yaml", says=("files", "is not a list of {pattern: GLOB, settings"),
+         t_yaml="settings: {}\nfiles: 3\n"),
+    case("apply", "t.yaml", says=("files[0].setting", "unknown key of a files: entry"),
+         t_yaml="settings: {}\nfiles: [{pattern: '*.h5', setting: {}}]\n"),
+    case("apply", "t.yaml", says=("files[0]", "no 'pattern'"),
+         t_yaml="settings: {}\nfiles: [{settings: {cb_nodes: 2}}]\n"),
+    case("apply", "t.yaml", says=("files", "'*' is given twice"),
+         t_yaml="settings: {}\nfiles: [{pattern: '*'}, {pattern: '*', settings: {}}]\n"),
+    case("apply", "t.yaml", says=("files.*.h5", "is not a mapping of setting: value"),
+         t_yaml="settings: {}\nfiles: [{pattern: '*.h5', settings: [1]}]\n"),
 ]
 
 

@@ -3,11 +3,14 @@ and a kernel without a feature fails with one clear line wherever the feature is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import iotune
 from iotune.backends.sim import sim_pattern
 from iotune.darshan.analytic import Candidate, kernel_file
 from iotune.darshan.search import decode, genes_for, rank_bytes
@@ -19,8 +22,11 @@ from iotune.kernel_specs import (
     KernelSpec,
     get_kernel,
     kernels_with,
+    metric_of,
+    own_metric_of,
 )
 from iotune.kernel_specs.vpic import vpic_pattern
+from iotune.settings.metrics import Metric
 from iotune.sim import Pattern
 from iotune.workload.counters import FileCounters
 from iotune.workload.genes import LogHints
@@ -203,3 +209,40 @@ def test_a_feature_is_implemented_whole_or_not_at_all() -> None:
             def sim_pattern(self, ranks: int, params: Mapping[str, Any],
                             nodes: int | None = None) -> Pattern:
                 return vpic_pattern(ranks)
+
+
+def test_the_spec_owns_its_metric(command_kernel: KernelSpec) -> None:
+    """A kernel's runs are timed by the target unless its spec says what they measure; a
+    record of a kernel this installation does not know is timed by its target too."""
+    assert metric_of("vpic", {}, "read") == Metric(
+        "read-back open to close (max over ranks); the file was written untimed before")
+    assert get_kernel("ior").own_metric({}) is None
+    assert metric_of("mycmd", {}, "write") == Metric("write open to close (max over ranks)")
+    bandwidth = {"command": "ior -w", "metric": "regex:Max Write: ([0-9.]+)",
+                 "metric_label": "IOR Max Write", "metric_unit": "MiB/s"}
+    assert metric_of("command", bandwidth, "write") == Metric("IOR Max Write", "MiB/s")
+    assert own_metric_of("command", {"command": "prog", "metric": "io_time"}) == Metric(
+        "the slowest rank's time in MPI-IO write calls (preload library)")
+    assert own_metric_of("retired-kernel", bandwidth) is None
+
+
+class OwnMetricKernel(CommandKernel):
+    def own_metric(self, params: Mapping[str, Any]) -> Metric | None:
+        return Metric("frames written", "MiB/s")
+
+
+def test_a_new_kernel_brings_its_metric_without_a_switch_elsewhere(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(KERNELS, "frames", OwnMetricKernel("frames", "f.sh", "frames"))
+    assert metric_of("frames", {}, "total") == Metric("frames written", "MiB/s")
+
+
+def test_no_module_outside_the_specs_switches_on_a_kernel_name() -> None:
+    """The kernel specs own what differs between kernels: no ``kernel == "..."`` (nor
+    ``doc.get("kernel") == "..."``) elsewhere."""
+    root = Path(iotune.__file__).parent
+    found = [f"{path.relative_to(root)}:{n}" for path in root.rglob("*.py")
+             if "kernel_specs" not in path.parts
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if re.search(r"""kernel["')\]]*\s*[!=]=\s*["']""", line)]
+    assert found == []

@@ -202,7 +202,8 @@ def test_a_candidate_with_per_file_settings_alone_is_not_the_default(
     assert "challenger" in outputs[3]
     assert "'file:*/ckpt_*' hint:cb_buffer_size=2097152 >" in outputs[3]
     started = [r for r in _records(store) if r["event"] == "start"]
-    assert started[3]["settings"] == {"files": {"*/ckpt_*": {"cb_buffer_size": 2097152}}}
+    # recorded as an ordered list of [glob, settings] (the journal sorts a mapping's keys)
+    assert started[3]["settings"] == {"files": [["*/ckpt_*", {"cb_buffer_size": 2097152}]]}
     assert started[3]["config"] != DEFAULT
 
 

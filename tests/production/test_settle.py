@@ -5,6 +5,7 @@ the lines ``job start`` prints run the launch with the settings, and the default
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -175,8 +176,80 @@ def test_a_settled_per_file_configuration_is_written_with_its_files(tmp_path: Pa
     _jobs(store, ckpt, 14, 0.5, tuned)
     doc = yaml.safe_load(tuned.read_text())
     assert doc["recommendation"] == "tuned"
-    assert doc["settings"] == {} and doc["files"] == {"*/ckpt_*": {"cb_nodes": 2}}
+    assert doc["settings"] == {}
+    assert doc["files"] == [{"pattern": "*/ckpt_*", "settings": {"cb_nodes": 2}}]
     applied = invoke("apply", str(tuned), "--format", "romio")
     assert applied.exit_code == 0, applied.output
     assert "per-file settings (files:) are applied by the preload library alone" \
         in applied.stdout
+
+
+CKPT_FIRST = {"files": {"*/ckpt_*": {"romio_cb_write": "disable"}, "*": {"cb_nodes": 2}}}
+CKPT_LAST = {"files": {"*": {"cb_nodes": 2}, "*/ckpt_*": {"romio_cb_write": "disable"}}}
+
+
+def _old_hash(config: dict) -> str:
+    """A name as iotune hashed it before the order of per-file patterns was kept."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return "c" + hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def test_a_name_depends_on_the_order_of_the_patterns_and_no_other_name_changes():
+    assert config_name(CKPT_FIRST) != config_name(CKPT_LAST)
+    for config in (GAIN, {"files": {"*/ckpt_*": {"cb_nodes": 2}}},
+                   {**SLOW, "files": {"*.h5": {}}}):
+        assert config_name(config) == _old_hash(config)
+
+
+def test_the_start_record_keeps_the_order_and_the_settled_file_too(tmp_path: Path):
+    store, tuned = Store(tmp_path / "prod.jsonl"), tmp_path / "tuned.yaml"
+    _jobs(store, CKPT_FIRST, 14, 0.5, tuned)
+    starts = [json.loads(line) for line in store.path.read_text().splitlines()
+              if '"event": "start"' in line]
+    tried = [r["settings"] for r in starts if r["config"] != "default"]
+    assert tried and all(s == {"files": [["*/ckpt_*", {"romio_cb_write": "disable"}],
+                                         ["*", {"cb_nodes": 2}]]} for s in tried)
+    doc = yaml.safe_load(tuned.read_text())
+    assert doc["files"] == [{"pattern": "*/ckpt_*", "settings": {"romio_cb_write": "disable"}},
+                            {"pattern": "*", "settings": {"cb_nodes": 2}}]
+
+
+def _old_campaign(store: Store, files: dict, count: int) -> None:
+    """``count`` jobs recorded as iotune recorded them before the pattern order was kept:
+    ``files`` a mapping (the journal sorts it), the name hashed without the order; the
+    candidate's jobs twice as fast."""
+    name = _old_hash({"files": files})
+    for i in range(count):
+        config, settings = (name, {"files": files}) if i % 2 else ("default", {})
+        store.append({"kind": "production_job", "event": "start", "tag": "app",
+                      "job_id": f"j{i}", "config": config, "settings": settings,
+                      "role": "explore", "reason": "old", "candidates": [name]})
+        store.append({"kind": "production_job", "event": "finish", "tag": "app",
+                      "job_id": f"j{i}", "status": "ok",
+                      "io_seconds": (5.0 if i % 2 else 10.0) * (1 + 0.02 * (i % 3))})
+
+
+def test_an_old_record_whose_pattern_order_is_lost_is_never_written_as_settled(tmp_path):
+    store, tuned = Store(tmp_path / "prod.jsonl"), tmp_path / "tuned.yaml"
+    _old_campaign(store, CKPT_LAST["files"], 30)
+    out = invoke("job", "status", "--store", str(store.path), "--tag", "app", "--tuned",
+                 str(tuned))
+    assert out.exit_code == 0, out.output
+    name = _old_hash({"files": CKPT_LAST["files"]})
+    assert (f"iotune: {tuned} unchanged: campaign app settled on {name}, whose per-file "
+            "patterns an older iotune recorded in alphabetical order (the order, which "
+            "decides a file's settings, is lost); write the tuned file from that "
+            "candidate's file") in out.output
+    assert not tuned.exists()
+
+
+def test_an_old_record_with_one_pattern_settles_under_its_old_name(tmp_path):
+    store, tuned = Store(tmp_path / "prod.jsonl"), tmp_path / "tuned.yaml"
+    one = {"*/ckpt_*": {"cb_nodes": 2}}
+    _old_campaign(store, one, 30)
+    out = invoke("job", "status", "--store", str(store.path), "--tag", "app", "--tuned",
+                 str(tuned))
+    assert out.exit_code == 0, out.output
+    assert config_name({"files": one}) in out.output
+    assert yaml.safe_load(tuned.read_text())["files"] == [
+        {"pattern": "*/ckpt_*", "settings": {"cb_nodes": 2}}]
