@@ -130,8 +130,8 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     click.echo(f"# iotune job {ident} of {tag}: {choice.config} ({choice.role}: "
                f"{choice.reason})")
     click.echo(f"# time limit {duration_text(limit.seconds)} by {limit.source}: not finished "
-               f"{duration_text(lost_after(limit.seconds))} after its start, a job counts as "
-               "lost")
+               f"within {duration_text(lost_after(limit.seconds))} of its start, this job "
+               "counts as lost")
     click.echo(f"export IOTUNE_JOB_ID={ident}")
     click.echo(f"export IOTUNE_JOB_TAG={tag}")
     shown = {"settings": settings, "files": files,
@@ -259,6 +259,8 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
     click.echo("runs: finished with a time; median s: the median of their I/O seconds; "
                "median / default: its ratio to the default's median")
     for row in rows:
+        if row["config"] == DEFAULT:
+            continue
         source = "" if row["candidate"] == "-" else f" from {row['candidate']}"
         click.echo(f"{row['config']}{source}: {describe_configuration(row['settings'])}")
     for row in rows:

@@ -122,7 +122,8 @@ def lost_after(limit_s: float | None) -> float:
 
 
 def duration_text(seconds: float) -> str:
-    """A duration as a person reads it: ``45 s``, ``12 min``, ``3 h 05 min``, ``2 d 4 h``."""
+    """A duration as a person reads it: ``45 s``, ``12 min``, ``3 h 05 min``, ``4 d 6 h``
+    (days from 100 hours on)."""
     seconds = max(0.0, seconds)
     if seconds < 60:
         return f"{seconds:.0f} s"
@@ -130,7 +131,7 @@ def duration_text(seconds: float) -> str:
     if minutes < 60:
         return f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
-    if hours < 48:
+    if hours < 100:
         return f"{hours} h {minutes:02d} min"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h"

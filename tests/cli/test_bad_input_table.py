@@ -399,6 +399,14 @@ CASES = [
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
     case("report", "--store", "prod.jsonl", "-o", "rep", "--kernel", "vpic",
          says=("--kernel", "is a production journal"), prod_jsonl=PRODUCTION_JOB),
+    # production campaigns: a job's time limit
+    case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "2h",
+         says=("--time-limit", "'2h'", "sbatch --time's forms")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "0",
+         says=("--time-limit", "'0'", "above 0")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "UNLIMITED",
+         "--store", "prod.jsonl", prod_jsonl=PRODUCTION_JOB,
+         says=("--time-limit", "'UNLIMITED'", "above 0")),
 ]
 
 
