@@ -118,7 +118,8 @@ ROLES = ("baseline", "challenger", "best", "default", "drift")
 class Run:
     """One job: the configuration it ran, its role (:data:`ROLES`) and its I/O seconds
     (None: still running, failed or killed: it counts as a job but not as a measurement);
-    ``pending`` marks a choice whose job has not finished."""
+    ``pending`` marks a choice whose job has not finished and may still be running (a job
+    past its time limit is lost: neither pending nor a time)."""
 
     config: str
     role: str

@@ -68,7 +68,9 @@ def _campaign_section(store: Store, tag: str, rows: Sequence[dict[str, Any]],
         "application's own runs)", [*JOB_COLUMNS, *settings], rows,
         note="role: baseline (the default, the yardstick), challenger (a first or further "
              "trial of a candidate), best (the settled configuration), drift (a check of "
-             "the default after settling)", terminal=False))
+             "the default after settling); status: ok (finished with a time), failed, "
+             "running (not finished, within its time limit) or lost (never finished, past "
+             "it)", terminal=False))
     estimates = []
     for name, est in state.estimates.items():
         counts = state_counts(campaign, name)

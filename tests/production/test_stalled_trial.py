@@ -87,10 +87,10 @@ def test_a_first_trial_past_its_time_limit_is_lost_and_given_again(
     assert 0 <= running["running_for_s"] < 600
     # Past its limit and the grace, the job is lost: the trial goes to the next job.
     _backdate(store, "j3", timedelta(hours=1, seconds=LOST_GRACE_S + 60))
-    shown = invoke("job", "status", "--store", str(store), "--tag", "app").stdout
-    assert "campaign app: 5 jobs: 3 ok, 0 failed, 1 running, 1 lost" in shown
-    assert "running in job" not in shown and f"needed: a first trial of {name}" in shown
-    row = next(line for line in shown.splitlines() if line.startswith(name))
+    later = invoke("job", "status", "--store", str(store), "--tag", "app").stdout
+    assert "campaign app: 5 jobs: 3 ok, 0 failed, 1 running, 1 lost" in later
+    assert "running in job" not in later and f"needed: a first trial of {name}" in later
+    row = next(line for line in later.splitlines() if line.startswith(name))
     assert row.split()[1:5] == ["0", "0", "0", "1"] and row.endswith("admissible")
     again = _job(store, "j5", candidate=tuned)
     assert f"{name} (challenger: first trial of a top-ranked candidate)" in again
