@@ -132,9 +132,14 @@ def _job_state(start: Mapping[str, Any], end: Mapping[str, Any] | None,
     age = (now - started).total_seconds()
     if end is not None:
         return ("ok" if end.get("status") == "ok" else "failed"), started, age
+    return ("running" if age < lost_after(_limit_of(start)) else "lost"), started, age
+
+
+def _limit_of(start: Mapping[str, Any]) -> float | None:
+    """The time limit a start record gives (None: none, as before limits were recorded, or
+    not a positive number)."""
     limit = start.get("time_limit_s")
-    limit_s = float(limit) if isinstance(limit, int | float) and limit > 0 else None
-    return ("running" if age < lost_after(limit_s) else "lost"), started, age
+    return float(limit) if isinstance(limit, int | float) and limit > 0 else None
 
 
 def _starts_and_ends(store: Store, tag: str | None
@@ -175,10 +180,9 @@ def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campai
         order, end = ends.get((tag, job_id), (None, None))
         state, started, age = _job_state(start, end, now)
         seconds = float(end["io_seconds"]) if end is not None and state == "ok" else None
-        limit = start.get("time_limit_s")
         jobs.append(Job(job_id, config, str(start.get("role")), state, seconds, started,
-                        float(limit) if isinstance(limit, int | float) else None,
-                        str(start.get("time_limit_source") or DEFAULT_LIMIT), order, age))
+                        _limit_of(start), str(start.get("time_limit_source") or DEFAULT_LIMIT),
+                        order, age))
         runs.append(Run(config, str(start.get("role")), seconds, pending=state == "running"))
     return Campaign(tag, runs, [j for _, j in starts], settings,
                     {j for _, j in ends}, candidates, priors, jobs, sources)
