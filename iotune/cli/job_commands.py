@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,22 @@ from iotune.cli.numbers import SECONDS
 from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse, check_output_file
 from iotune.printable import Plain, Word, printed
+from iotune.production.describe import (
+    candidate_source,
+    counts_text,
+    describe_configuration,
+    release_command,
+    running_trial_line,
+    running_trials,
+    state_counts,
+)
 from iotune.production.jobs import (
     DEFAULT,
+    STATES,
     env_job_id,
     finish_job,
     io_seconds_from_report,
+    offered_as,
     regret_paid,
     start_job,
     status,
@@ -32,6 +44,12 @@ from iotune.production.jobs import (
 )
 from iotune.production.rule import CONFIDENCE, DRIFT_EVERY, Prior
 from iotune.production.settle import write_settled
+from iotune.production.time_limit import (
+    duration_text,
+    job_time_limit,
+    lost_after,
+    parse_time_limit,
+)
 from iotune.store import Store
 from iotune.tuned import read_tuned_file, same_configuration, split_configuration
 
@@ -79,8 +97,12 @@ def job_group() -> None:
                    "not confirm), may be tried. Give the best-ranked first. Repeatable.")
 @click.option("--format", "fmt", type=click.Choice([f for f in FORMATS if f != "h5py"]),
               default="preload", show_default=True, help="Lines to print (as iotune apply).")
+@click.option("--time-limit", "time_limit", default=None,
+              help="This job's time limit in sbatch --time's forms (e.g. 2:00:00, 1-12): "
+                   "past it (and 10 minutes more) a job that never finished counts as lost. "
+                   "Default: Slurm's limit of the job, else 48 hours.")
 def start_command(store_path: Path, tag: str, job_id: str | None,
-                  candidates: tuple[Path, ...], fmt: str) -> None:
+                  candidates: tuple[Path, ...], fmt: str, time_limit: str | None) -> None:
     """Choose this job's configuration, record the choice, print its job-script lines.
 
     \b
@@ -89,24 +111,33 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
       iotune_run srun ./app ...
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
     """
+    if time_limit is not None:
+        parse_time_limit(time_limit)  # checked before anything else is read
     ident = _job_id(job_id)
     store = Store(store_path).check_writable()
     configs: list[dict[str, Any]] = []
     priors: list[Prior | None] = []
+    sources: list[str] = []
     for path in candidates:
-        offered = [(c, p) for c, p in tuned_candidates(read_tuned_file(path))
+        doc = read_tuned_file(path)
+        offered = [(c, p) for c, p in tuned_candidates(doc)
                    if not any(same_configuration(c, known) for known in configs)]
         if not offered:
             click.echo(f"iotune: --candidate {path}: no configuration to try (it recommends "
                        "the default and names no best found)", err=True)
         configs += [c for c, _ in offered]
         priors += [p for _, p in offered]
-    choice, config = start_job(store, tag, ident, configs, priors)
+        sources += [f"{path} ({offered_as(doc, c)})" for c, _ in offered]
+    limit = job_time_limit(time_limit, os.environ)
+    choice, config = start_job(store, tag, ident, configs, priors, limit, sources)
     settings, files = split_configuration(config)
     click.echo(printed("# iotune job {ident} of {tag}: {config} ({role}: {reason})",
                        ident=Plain(ident, "--job-id"), tag=Plain(tag, "--tag"),
                        config=Plain(choice.config, "config"), role=Plain(choice.role, "role"),
                        reason=Plain(choice.reason, "reason")))
+    click.echo(f"# time limit {duration_text(limit.seconds)} by {limit.source}: not finished "
+               f"within {duration_text(lost_after(limit.seconds))} of its start, this job "
+               "counts as lost")
     click.echo(printed("export IOTUNE_JOB_ID={ident}", ident=Word(ident, "--job-id")))
     click.echo(printed("export IOTUNE_JOB_TAG={tag}", tag=Word(tag, "--tag")))
     shown = {"settings": settings, "files": files,
@@ -168,8 +199,10 @@ def finish_command(store_path: Path, tag: str, job_id: str | None, seconds: floa
               show_default=True)
 @_tuned
 def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None) -> None:
-    """Jobs so far, each configuration's estimate with its 90% interval, the gain so far,
-    the regret paid and what is needed to settle."""
+    """Jobs so far by state, each configuration's median time and its ratio to the
+    default's with a 90% interval, its candidate file and settings, first trials still
+    running (and the command that releases each), the regret paid and what is needed to
+    settle."""
     guard = _guard(store_path, tuned_path)
     if tuned_path is None:
         campaign, state = status(Store(store_path), tag)
@@ -177,48 +210,73 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
         written = write_settled(tuned_path, Store(store_path), tag, guard)
         click.echo(written.line, err=True)
         campaign, state = written.campaign, written.state
-    pending = sum(1 for r in campaign.runs if r.pending)
     rows: list[dict[str, Any]] = []
     for name, est in state.estimates.items():
-        if est.runs == 0 and est.pending == 0:
+        counts = state_counts(campaign, name)
+        if not any(counts.values()):
             continue
         prior = campaign.priors.get(name)
-        rows.append({"config": name, "runs": est.runs, "running": est.pending,
-                     "seconds": est.seconds, "ratio": est.ratio, "p_slower": est.p_slower,
-                     "state": state.place(name), "settings": campaign.settings.get(name, {}),
+        rows.append({"config": name, "runs": est.runs, "running": counts["running"],
+                     "failed": counts["failed"], "lost": counts["lost"],
+                     "median_s": est.seconds,
+                     "median_vs_default": None if est.ratio is None else {
+                         "estimate": est.ratio[1], "low": est.ratio[0],
+                         "high": est.ratio[2], "level": 0.90},
+                     "p_slower": est.p_slower, "state": state.place(name),
+                     "candidate": candidate_source(campaign, name),
+                     "settings": campaign.settings.get(name, {}),
                      "tune_estimate": None if prior is None else {
                          "speedup": round(math.exp(-prior.log_ratio), 4),
                          "log_sd": round(prior.sd, 4)}})
+    trials = running_trials(campaign, state)
     rec = state.recommendation
     gain = state.estimates[rec].ratio if rec != DEFAULT else None
-    regret = regret_paid(campaign, state)
+    regret = regret_paid(campaign)
     summary: dict[str, object] = {
-        "tag": tag, "jobs": state.jobs, "running": pending, "explored": state.explored,
+        "tag": tag, "jobs": state.jobs,
+        **{state_name: campaign.count(state_name) for state_name in STATES},
+        "explored": state.explored,
         "settled": state.settled is not None, "recommendation": rec,
         "recommended_settings": campaign.settings.get(rec, {}),
         "gain": None if gain is None else 1 / gain[1],
         "regret_s": regret, "needed": state.needed,
+        "running_first_trials": [
+            {"config": j.config, "job_id": j.job_id, "running_for_s": round(j.age_s, 1),
+             "time_limit_s": j.time_limit_s, "time_limit_source": j.time_limit_source,
+             "lost_after_s": j.lost_after_s,
+             "release": release_command(tag, j.job_id, store_path)} for j in trials],
         "provenance": f"{state.jobs} production jobs", "configurations": rows,
     }
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
         return
-    click.echo(f"campaign {tag}: {state.jobs} jobs ({pending} running), {state.explored} "
-               "explored")
-    click.echo(f"{'config':10} {'runs':>4} {'running':>7} {'mean s':>10}  "
-               f"{'time / default (90%)':24} {'P(>10% slower)':>14}  state")
+    click.echo(f"campaign {tag}: {counts_text(campaign)}; {state.explored} explored")
+    click.echo(f"{'config':10} {'runs':>4} {'running':>7} {'failed':>6} {'lost':>4} "
+               f"{'median s':>10}  {'median / default (90%)':24} {'P(>10% slower)':>14}  "
+               "state")
     for row in rows:
-        ratio = row["ratio"]
-        shown = (f"{ratio[1]:.3f} [{ratio[0]:.3f}, {ratio[2]:.3f}]" if ratio else "-")
-        mean = f"{row['seconds']:.4g}" if row["seconds"] is not None else "-"
+        ratio = row["median_vs_default"]
+        shown = (f"{ratio['estimate']:.3f} [{ratio['low']:.3f}, {ratio['high']:.3f}]"
+                 if ratio else "-")
+        median = f"{row['median_s']:.4g}" if row["median_s"] is not None else "-"
         risk = f"{row['p_slower']:.3f}" if row["p_slower"] is not None else "-"
-        click.echo(f"{row['config']:10} {row['runs']:>4} {row['running']:>7} {mean:>10}  "
-                   f"{shown:24} {risk:>14}  {row['state']}")
+        click.echo(f"{row['config']:10} {row['runs']:>4} {row['running']:>7} "
+                   f"{row['failed']:>6} {row['lost']:>4} {median:>10}  {shown:24} "
+                   f"{risk:>14}  {row['state']}")
+    click.echo("runs: finished with a time; median s: the median of their I/O seconds; "
+               "median / default: its ratio to the default's median")
+    for row in rows:
+        if row["config"] == DEFAULT:
+            continue
+        source = "" if row["candidate"] == "-" else f" from {row['candidate']}"
+        click.echo(f"{row['config']}{source}: {describe_configuration(row['settings'])}")
     for row in rows:
         if row["tune_estimate"]:
             click.echo(f"{row['config']}: the tune's estimate, "
                        f"{row['tune_estimate']['speedup']:.2f}x (log sd "
                        f"{row['tune_estimate']['log_sd']:.2f}), weighs in its P(>10% slower)")
+    for job in trials:
+        click.echo(running_trial_line(job, tag, store_path))
     if state.settled is None:
         click.echo(f"not settled: recommendation stays the default; needed: {state.needed}")
     elif rec == DEFAULT:
@@ -229,11 +287,11 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
         assert gain is not None
         how = "" if state.confidence == CONFIDENCE else " (rank test)"
         click.echo(f"settled: {rec} beats the default with probability >= "
-                   f"{state.confidence:.0%}{how}, {1 / gain[1]:.2f}x so far ({state.jobs} "
-                   f"production jobs); exploration stopped, every {DRIFT_EVERY}th job re-runs "
-                   "the default as a drift check")
-    click.echo(f"regret paid: {regret:.4g} s of I/O in exploring jobs against "
-               "the default")
+                   f"{state.confidence:.0%}{how}, {1 / gain[1]:.2f}x by the medians so far "
+                   f"({state.jobs} production jobs); exploration stopped, every "
+                   f"{DRIFT_EVERY}th job re-runs the default as a drift check")
+    click.echo(f"regret paid: {regret:.4g} s of I/O that exploring jobs took beyond the "
+               "default's median time (each job's excess when it finished, never below 0)")
 
 
 COMMANDS = [job_group]

@@ -14,7 +14,9 @@ dedicated measurement. Each job writes two records, both ``kind: production_job`
 
 The choice is made and recorded while holding the store's lock, so jobs starting at once,
 on any node, see each other's choices. A job killed before ``finish`` leaves only its start
-record: it counts as running for :data:`PENDING_HOURS`, then as lost, never as a time.
+record: it counts as running until its time limit (``time_limit_s``, recorded at start; see
+:mod:`iotune.production.time_limit`) has passed, then as lost, never as a time; a lost first
+trial no longer holds its configuration back.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import math
 import os
 import re
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,10 +36,13 @@ from iotune.errors import ConfigError, DataError, StoreError
 from iotune.inputs import parse_json, read_text
 from iotune.preload.report import file_io, has_opens
 from iotune.production.rule import Assessment, Choice, Prior, Run, assess, choose
+from iotune.production.time_limit import DEFAULT as DEFAULT_LIMIT
+from iotune.production.time_limit import DEFAULT_TIME_LIMIT_H, TimeLimit, lost_after
 from iotune.store import Store, now_iso
 from iotune.store.lock import host_name
 from iotune.tuned import (
     FILES_KEY,
+    configuration,
     measured_alternatives,
     recorded_configuration,
     serial_configuration,
@@ -46,10 +52,9 @@ from iotune.tuned import (
 KIND = "production_job"
 #: Name of the configuration with no setting.
 DEFAULT = "default"
-#: A start record with no finish is a job still running for this long, then a lost job:
-#: longer than a day's batch limit at most sites, short enough that a killed job does not
-#: hold a first trial back for long.
-PENDING_HOURS = 48.0
+#: The states of a job: finished with a time, finished as failed, started and not finished
+#: within its time limit (running), started and not finished past it (lost).
+STATES = ("ok", "failed", "running", "lost")
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -87,6 +92,31 @@ def config_name(config: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Job:
+    """One job of a campaign as the journal tells it: its configuration, role and state
+    (:data:`STATES`), its I/O seconds (``ok`` only), when it started, its time limit (None:
+    recorded before limits were, given the default) and where that came from, where its
+    finish record stands among the journal's records (None: not finished), and the seconds
+    from its start to when the journal was read."""
+
+    job_id: str
+    config: str
+    role: str
+    state: str
+    seconds: float | None
+    started: datetime
+    time_limit_s: float | None
+    time_limit_source: str
+    finish_order: int | None = None
+    age_s: float = 0.0
+
+    @property
+    def lost_after_s(self) -> float:
+        """Seconds after its start at which, not finished, it counts as lost."""
+        return lost_after(self.time_limit_s)
+
+
+@dataclass(frozen=True)
 class Campaign:
     """A tag's jobs as read from the journal, oldest first."""
 
@@ -98,44 +128,85 @@ class Campaign:
     candidates: list[str]  # the ranked candidates the latest job was started with
     #: The tune's estimates of candidates the latest job was started with (by name).
     priors: dict[str, Prior] = field(default_factory=dict)
+    #: Every job, in start order (``runs`` are what the rule reads of them).
+    jobs: list[Job] = field(default_factory=list)
+    #: Where each candidate came from (name -> ``FILE (recommended|best found|runner-up)``),
+    #: as the latest start that offered it recorded.
+    sources: dict[str, str] = field(default_factory=dict)
     #: Configurations whose per-file patterns' order no record keeps (recorded by an
     #: older iotune, see :func:`iotune.tuned.recorded_configuration`).
     order_lost: set[str] = field(default_factory=set)
 
+    def count(self, state: str) -> int:
+        """How many jobs are in ``state`` (:data:`STATES`)."""
+        return sum(1 for j in self.jobs if j.state == state)
+
+
+def _job_state(start: Mapping[str, Any], end: Mapping[str, Any] | None,
+               now: datetime) -> tuple[str, datetime, float]:
+    """A job's state (:data:`STATES`), its start time and its age at ``now`` in seconds,
+    from its start record and finish record (None: none yet)."""
+    started = datetime.fromisoformat(str(start["recorded_at"]))
+    age = (now - started).total_seconds()
+    if end is not None:
+        return ("ok" if end.get("status") == "ok" else "failed"), started, age
+    return ("running" if age < lost_after(_limit_of(start)) else "lost"), started, age
+
+
+def _limit_of(start: Mapping[str, Any]) -> float | None:
+    """The time limit a start record gives (None: none, as before limits were recorded, or
+    not a positive number)."""
+    limit = start.get("time_limit_s")
+    return float(limit) if isinstance(limit, int | float) and limit > 0 else None
+
+
+def _starts_and_ends(store: Store, tag: str | None
+                     ) -> tuple[dict[tuple[str, str], dict[str, Any]],
+                                dict[tuple[str, str], tuple[int, dict[str, Any]]]]:
+    """The first start record and the first finish record (with its place in the journal)
+    of each (tag, job id) in ``store``, of campaign ``tag`` only unless None."""
+    starts: dict[tuple[str, str], dict[str, Any]] = {}
+    ends: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    if store.exists():
+        for order, record in enumerate(store.iter_records()):
+            if record.get("kind") != KIND or (tag is not None and record.get("tag") != tag):
+                continue
+            key = (str(record.get("tag")), str(record.get("job_id")))
+            if record.get("event") == "start":
+                starts.setdefault(key, record)
+            else:
+                ends.setdefault(key, (order, record))
+    return starts, ends
+
 
 def read_campaign(store: Store, tag: str, now: datetime | None = None) -> Campaign:
-    """Every job of ``tag`` in ``store`` as :class:`Run` values (see the module's rules)."""
+    """Every job of ``tag`` in ``store`` as :class:`Run` values (see the module's rules)
+    and :class:`Job` records, their states as of ``now`` (default: the current time)."""
     now = now or datetime.now(UTC)
-    starts: dict[str, dict[str, Any]] = {}
-    ends: dict[str, dict[str, Any]] = {}
-    if store.exists():
-        for record in store.iter_records():
-            if record.get("kind") != KIND or record.get("tag") != tag:
-                continue
-            target = starts if record.get("event") == "start" else ends
-            target.setdefault(str(record.get("job_id")), record)
-    runs, settings = [], {}
+    starts, ends = _starts_and_ends(store, tag)
+    runs, jobs, settings = [], [], {}
     candidates: list[str] = []
     priors: dict[str, Prior] = {}
     order_lost: set[str] = set()
-    for job_id, start in starts.items():
+    sources: dict[str, str] = {}
+    for (_, job_id), start in starts.items():
         candidates = [str(c) for c in start.get("candidates") or []]
         priors = _priors_of(start.get("priors"))
+        if isinstance(start.get("sources"), Mapping):
+            sources.update({str(k): str(v) for k, v in start["sources"].items()})
         config = str(start.get("config"))
         settings[config], ordered = recorded_configuration(start.get("settings") or {})
         if not ordered:  # its name, too, was hashed without the order
             order_lost.add(config)
-        end = ends.get(job_id)
-        if end is None:
-            age_h = (now - datetime.fromisoformat(str(start["recorded_at"]))).total_seconds()
-            runs.append(Run(config, str(start.get("role")), None,
-                            pending=age_h / 3600 < PENDING_HOURS))
-            continue
-        ok = end.get("status") == "ok"
-        runs.append(Run(config, str(start.get("role")),
-                        float(end["io_seconds"]) if ok else None))
-    return Campaign(tag, runs, list(starts), settings, set(ends), candidates, priors,
-                    order_lost)
+        order, end = ends.get((tag, job_id), (None, None))
+        state, started, age = _job_state(start, end, now)
+        seconds = float(end["io_seconds"]) if end is not None and state == "ok" else None
+        jobs.append(Job(job_id, config, str(start.get("role")), state, seconds, started,
+                        _limit_of(start), str(start.get("time_limit_source") or DEFAULT_LIMIT),
+                        order, age))
+        runs.append(Run(config, str(start.get("role")), seconds, pending=state == "running"))
+    return Campaign(tag, runs, [j for _, j in starts], settings,
+                    {j for _, j in ends}, candidates, priors, jobs, sources, order_lost)
 
 
 def _priors_of(recorded: Any) -> dict[str, Prior]:
@@ -172,6 +243,21 @@ def tuned_candidates(doc: Mapping[str, Any]) -> list[tuple[dict[str, Any], Prior
             for config in trial_configurations(doc, alternatives)]
 
 
+#: How a candidate's source names the configuration a tuned file offered, by its field.
+OFFERED_AS = {"best_found": "best found", "runner_up": "runner-up"}
+
+
+def offered_as(doc: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """Which of a checked tuned document's configurations ``config`` is (one
+    :func:`tuned_candidates` gave): ``recommended``, ``best found`` or ``runner-up``."""
+    if config == configuration(doc):
+        return "recommended"
+    for key, alternative in measured_alternatives(doc).items():
+        if alternative and dict(alternative) == dict(config):
+            return OFFERED_AS.get(key, key.replace("_", " "))
+    return "offered"
+
+
 def candidate_names(candidates: Sequence[Mapping[str, Any]]) -> list[str]:
     """Names of the ranked candidates' settings (see :func:`config_name`)."""
     return [config_name(c) for c in candidates]
@@ -179,17 +265,23 @@ def candidate_names(candidates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def start_job(store: Store, tag: str, job_id: str,
               candidates: Sequence[Mapping[str, Any]],
-              priors: Sequence[Prior | None] | None = None) -> tuple[Choice, dict[str, Any]]:
+              priors: Sequence[Prior | None] | None = None,
+              time_limit: TimeLimit | None = None,
+              sources: Sequence[str] | None = None) -> tuple[Choice, dict[str, Any]]:
     """Choose the configuration of job ``job_id`` of ``tag`` among the default and the
     ``candidates`` (settings, ranked best first; ``priors``: a tune's estimate of each, or
-    None) and record the choice, all under the store's lock. Returns the choice and the
-    chosen settings. ConfigError when the job id was already started in this campaign."""
+    None; ``sources``: where each came from, e.g. ``tuned.yaml (best found)``) and record
+    the choice with the job's ``time_limit`` (None: the default limit), all under the
+    store's lock. Returns the choice and the chosen settings. ConfigError when the job id
+    was already started in this campaign."""
     check_name(tag, "--tag")
     check_name(job_id, "--job-id")
+    limit = time_limit or TimeLimit(DEFAULT_TIME_LIMIT_H * 3600, DEFAULT_LIMIT)
     names = candidate_names(candidates)
     known = {DEFAULT: {}, **{n: dict(c) for n, c in zip(names, candidates, strict=True)}}
     given = {n: p for n, p in zip(names, priors or [None] * len(names), strict=True)
              if p is not None}
+    offered = dict(zip(names, sources, strict=True)) if sources is not None else {}
     with store.exclusive():
         campaign = read_campaign(store, tag)
         if job_id in campaign.job_ids:
@@ -203,6 +295,8 @@ def start_job(store: Store, tag: str, job_id: str,
                       "role": choice.role,
                       "reason": choice.reason, "provenance": "production", "host": host_name(),
                       "candidates": names, "started_at": now_iso(),
+                      "time_limit_s": limit.seconds, "time_limit_source": limit.source,
+                      **({"sources": offered} if offered else {}),
                       **({"priors": {n: {"log_ratio": round(p.log_ratio, 6),
                                          "sd": round(p.sd, 6)} for n, p in given.items()}}
                          if given else {})})
@@ -275,10 +369,12 @@ def finish_job(store: Store, tag: str, job_id: str, seconds: float | None,
                                                      if source else {})})
 
 
-def status(store: Store, tag: str) -> tuple[Campaign, Assessment]:
-    """The campaign of ``tag`` and what the rule makes of it (StoreError: no such jobs)."""
+def status(store: Store, tag: str, now: datetime | None = None
+           ) -> tuple[Campaign, Assessment]:
+    """The campaign of ``tag`` as of ``now`` (default: the current time) and what the rule
+    makes of it (StoreError: no such jobs)."""
     check_name(tag, "--tag")
-    campaign = read_campaign(store, tag)
+    campaign = read_campaign(store, tag, now)
     if not campaign.runs:
         raise StoreError(f"--tag: no production job of campaign {tag} in {store.path}")
     names = list(campaign.candidates)
@@ -286,14 +382,30 @@ def status(store: Store, tag: str) -> tuple[Campaign, Assessment]:
     return campaign, assess(campaign.runs, DEFAULT, names, campaign.priors)
 
 
-def regret_paid(campaign: Campaign, state: Assessment) -> float:
-    """Extra I/O seconds the exploring jobs (challengers) spent against the default's mean
-    time (negative: exploring saved time)."""
-    base = state.estimates[DEFAULT].seconds
-    if base is None:
-        return 0.0
-    return sum(r.seconds - base for r in campaign.runs
-               if r.role == "challenger" and r.seconds is not None)
+def regret_paid(campaign: Campaign) -> float:
+    """The I/O seconds the exploring jobs (role ``challenger``) cost beyond the default's
+    typical time: the sum, over exploring jobs that finished with a time, of
+    ``max(0, t_job - t_default)``, where ``t_default`` is the median time of the default's
+    runs finished before that job finished (for a job that finished before any default
+    run, the first default run's). Each job's share is fixed when it is recorded and never
+    negative, so the figure only grows as the campaign runs; failed and lost exploring
+    jobs add nothing (they recorded no time) and are counted apart. docs/production.md
+    states the same definition."""
+    default_times: list[float] = []
+    unpriced: list[float] = []
+    paid = 0.0
+    for job in sorted((j for j in campaign.jobs if j.state == "ok"),
+                      key=lambda j: j.finish_order or 0):
+        assert job.seconds is not None
+        if job.config == DEFAULT:
+            default_times.append(job.seconds)
+        if job.role == "challenger":
+            unpriced.append(job.seconds)
+        if default_times and unpriced:
+            typical = statistics.median(default_times)
+            paid += sum(max(0.0, t - typical) for t in unpriced)
+            unpriced = []
+    return paid
 
 
 def env_job_id() -> str | None:
@@ -318,24 +430,15 @@ def job_rows(store: Store, now: datetime | None = None) -> list[dict[str, Any]]:
     """One row per job of every campaign in ``store``, in start order, labelled as a
     production job: ``recorded_at`` (its start), ``campaign``, ``job_id``, ``role``,
     ``config``, ``backend`` and ``provenance`` ``production``, ``source`` (``production
-    jobs of campaign TAG``), ``status`` (``ok``, ``failed``, ``running`` or ``lost``: a
-    start with no finish, see :data:`PENDING_HOURS`), ``io_seconds``, and each setting."""
+    jobs of campaign TAG``), ``status`` (:data:`STATES`: ``running`` and ``lost`` are
+    starts with no finish, within and past the job's time limit), ``io_seconds``, and each
+    setting."""
     now = now or datetime.now(UTC)
-    starts: dict[tuple[str, str], dict[str, Any]] = {}
-    ends: dict[tuple[str, str], dict[str, Any]] = {}
-    for record in store.iter_records() if store.exists() else ():
-        if record.get("kind") != KIND:
-            continue
-        key = (str(record.get("tag")), str(record.get("job_id")))
-        (starts if record.get("event") == "start" else ends).setdefault(key, record)
+    starts, ends = _starts_and_ends(store, None)
     rows = []
     for (tag, job_id), start in starts.items():
-        end = ends.get((tag, job_id))
-        if end is None:
-            age = now - datetime.fromisoformat(str(start["recorded_at"]))
-            state = "running" if age.total_seconds() / 3600 < PENDING_HOURS else "lost"
-        else:
-            state = str(end.get("status"))
+        _, end = ends.get((tag, job_id), (None, None))
+        state, _, _ = _job_state(start, end, now)
         rows.append({"recorded_at": start.get("recorded_at"), "campaign": tag,
                      "job_id": job_id, "role": start.get("role"),
                      "config": start.get("config"), "backend": PRODUCTION,

@@ -25,7 +25,9 @@ The rule, in order:
    a tune's estimate of the candidate (:class:`Prior`), when its tuned file gives one, is
    weighed with its runs (:func:`_p_slower_with`);
 3. **first trials** go only to the :data:`TOP_TRIALS` best-ranked candidates, one job at a
-   time per configuration (a second first trial waits for the first's result);
+   time per configuration (a second first trial waits for the first's result; a job that
+   never finished stops counting as running once it is lost, see
+   :mod:`iotune.production.time_limit`, and the trial may be given again);
 4. **exploration cap**: at most :data:`EXPLORE_SHARE` of all jobs so far ran a challenger;
 5. **settling**: when every admissible candidate has :data:`SETTLE_RUNS` runs and the fastest
    beats the default with probability :data:`CONFIDENCE`, or (the race's rule, by ranks)
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 #: A configuration is "slower" when its time exceeds the default's by this factor.
 SLOWER = 1.10
@@ -116,7 +118,8 @@ ROLES = ("baseline", "challenger", "best", "default", "drift")
 class Run:
     """One job: the configuration it ran, its role (:data:`ROLES`) and its I/O seconds
     (None: still running, failed or killed: it counts as a job but not as a measurement);
-    ``pending`` marks a choice whose job has not finished."""
+    ``pending`` marks a choice whose job has not finished and may still be running (a job
+    past its time limit is lost: neither pending nor a time)."""
 
     config: str
     role: str
@@ -131,7 +134,7 @@ class Estimate:
     config: str
     runs: int
     pending: int
-    mean_log: float | None  # the median of the log times (see _location)
+    median_log: float | None  # the median of the log times (see _location)
     #: posterior probability of being more than SLOWER slower than the default (None: no run)
     p_slower: float | None = None
     #: posterior probability of being faster than the default
@@ -143,8 +146,9 @@ class Estimate:
 
     @property
     def seconds(self) -> float | None:
-        """Median of the finished runs' seconds."""
-        return None if self.mean_log is None else math.exp(self.mean_log)
+        """Median of the finished runs' seconds (for an even number of runs, the geometric
+        mean of the middle two): the configuration's typical time, not its mean."""
+        return None if self.median_log is None else math.exp(self.median_log)
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,9 @@ class Assessment:
     estimates: dict[str, Estimate]
     admissible: list[str]  # candidates a job may run now (risk bound and first-trial rules)
     held_back: list[str]  # known candidates the risk bound keeps out
+    #: top-ranked candidates with no finished run whose first trial is running: each waits
+    #: for that job's result (or for it to be finished as failed or lost)
+    running_trials: list[str]
     settled: str | None  # the recommendation once settled (the default: nothing better)
     leader: str | None  # the fastest admissible candidate with runs, settled or not
     needed: str  # what is still needed to settle, in words
@@ -162,7 +169,6 @@ class Assessment:
     explored: int  # jobs that ran a challenger
     sigma: float
     df: int
-    notes: list[str] = field(default_factory=list)
     #: The one-sided probability the settled change beats the default with: CONFIDENCE by
     #: the t model, RACE_CONFIDENCE when the race's rank test settled it.
     confidence: float = CONFIDENCE
@@ -174,13 +180,15 @@ class Assessment:
 
     def place(self, name: str) -> str:
         """Where configuration ``name`` stands, as ``job status`` and the report say it:
-        ``default``, ``admissible``, ``held back`` (by the risk bound) or ``not a
-        candidate`` (neither: no longer offered, ranked below the first trials, or its
-        first trial still running)."""
+        ``default``, ``admissible``, ``held back`` (by the risk bound), ``first trial
+        running`` or ``not a candidate`` (none of these: no longer offered, or ranked below
+        the first trials)."""
         if name == self.default:
             return "default"
         if name in self.admissible:
             return "admissible"
+        if name in self.running_trials:
+            return "first trial running"
         return "held back" if name in self.held_back else "not a candidate"
 
 
@@ -300,14 +308,16 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str],
             p_faster=_t_sf(diff / se, df),
             p_worth=_t_sf((diff + math.log(WORTH)) / se, df),
             ratio=(math.exp(diff - half), math.exp(diff), math.exp(diff + half)))
-    admissible, held_back, notes = [], [], []
+    admissible: list[str] = []
+    held_back: list[str] = []
+    running_trials: list[str] = []
     for rank, config in enumerate(ranked):
         est = estimates[config]
         if est.runs == 0:
             if rank >= TOP_TRIALS:
                 continue
             if est.pending:
-                notes.append(f"{config}: first trial running")
+                running_trials.append(config)
                 continue
             admissible.append(config)
         elif est.p_slower is not None and est.p_slower <= RISK:
@@ -315,7 +325,7 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str],
         else:
             held_back.append(config)
     tried = [c for c in admissible if estimates[c].runs]
-    leader = min(tried, key=lambda c: estimates[c].mean_log or 0.0) if tried else None
+    leader = min(tried, key=lambda c: estimates[c].median_log or 0.0) if tried else None
     jobs = len(runs)
     explored = sum(1 for r in runs if r.role == "challenger")
     confirmed = leader is not None and race_confirms(logs[leader], base)
@@ -328,8 +338,8 @@ def assess(runs: Sequence[Run], default: str, candidates: Sequence[str],
                                   leader, len(base), confirmed, rivals)
     by_ranks = (settled not in (None, default)
                 and (estimates[settled].p_faster or 0.0) < CONFIDENCE)
-    return Assessment(default, estimates, admissible, held_back, settled, leader, needed,
-                      jobs, explored, sigma, df, notes,
+    return Assessment(default, estimates, admissible, held_back, running_trials, settled,
+                      leader, needed, jobs, explored, sigma, df,
                       RACE_CONFIDENCE if by_ranks else CONFIDENCE)
 
 
@@ -403,7 +413,12 @@ def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: li
         return None, f"{BASELINE_RUNS - baseline} more run(s) of the default"
     untried = [c for c in ranked[:TOP_TRIALS] if estimates[c].runs == 0]
     if untried:
-        return None, f"a first trial of {', '.join(untried)}"
+        running = [c for c in untried if estimates[c].pending]
+        waiting = [c for c in untried if not estimates[c].pending]
+        return None, "; ".join(
+            [*([f"a first trial of {', '.join(waiting)}"] if waiting else []),
+             *([f"the result of the running first trial of {', '.join(running)}"]
+               if running else [])])
     short = [c for c in admissible if estimates[c].runs < SETTLE_RUNS]
     if short:
         return None, ", ".join(f"{SETTLE_RUNS - estimates[c].runs} more run(s) of {c}"
@@ -428,8 +443,20 @@ def _settle(estimates: dict[str, Estimate], admissible: list[str], held_back: li
         return None, (f"the default's runs to show whether {', '.join(worth)} may run again "
                       "within the risk bound")
     return None, (f"{leader} to beat the default with probability {CONFIDENCE:.0%} (now "
-                  f"{estimates[leader].p_faster or 0.0:.0%}), or every candidate to show no "
-                  f"plausible gain of {WORTH - 1:.0%}")
+                  f"{share_short_of(estimates[leader].p_faster or 0.0, CONFIDENCE)}), or "
+                  f"every candidate to show no plausible gain of {WORTH - 1:.0%}")
+
+
+def share_short_of(value: float, bound: float) -> str:
+    """``value`` (a probability below ``bound``) as a percentage with the fewest decimals
+    (up to three) that show it below ``bound`` shown as a whole percentage: ``98.6%``
+    against ``99%``, not ``99%``; ``< 99%`` when three decimals still round up to it."""
+    shown = f"{bound:.0%}"
+    for decimals in range(4):
+        text = f"{value:.{decimals}%}"
+        if float(text.rstrip("%")) < float(shown.rstrip("%")):
+            return text
+    return f"< {shown}"
 
 
 def choose(runs: Sequence[Run], default: str, candidates: Sequence[str],
@@ -444,7 +471,7 @@ def choose(runs: Sequence[Run], default: str, candidates: Sequence[str],
     if state.settled == default:
         tried = [c for c in state.admissible if state.estimates[c].runs]
         if drift_due and tried:
-            pick = min(tried, key=lambda c: state.estimates[c].mean_log or 0.0)
+            pick = min(tried, key=lambda c: state.estimates[c].median_log or 0.0)
             return Choice(pick, "drift", f"drift check (every {DRIFT_EVERY}th job)")
         return Choice(default, "best", "settled: nothing better than the default")
     if state.settled is not None:
@@ -454,6 +481,10 @@ def choose(runs: Sequence[Run], default: str, candidates: Sequence[str],
     if state.explored + 1 > EXPLORE_SHARE * (state.jobs + 1):
         return Choice(default, "default", f"exploration cap ({EXPLORE_SHARE:.0%} of jobs)")
     if not state.admissible:
+        if state.running_trials:
+            return Choice(default, "default",
+                          f"waiting for the result of the running first trial of "
+                          f"{', '.join(state.running_trials)}")
         return Choice(default, "default", "no candidate within the risk bound")
     untried = [c for c in state.admissible if state.estimates[c].runs == 0]
     if untried:
@@ -465,8 +496,8 @@ def choose(runs: Sequence[Run], default: str, candidates: Sequence[str],
 
     def optimistic(config: str) -> float:
         est = state.estimates[config]
-        assert est.mean_log is not None
-        return est.mean_log - state.sigma / math.sqrt(est.runs + est.pending)
+        assert est.median_log is not None
+        return est.median_log - state.sigma / math.sqrt(est.runs + est.pending)
 
     pick = min(state.admissible, key=optimistic)
     return Choice(pick, "challenger", "most promising admissible candidate")

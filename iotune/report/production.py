@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from iotune.production.jobs import DEFAULT, Campaign, job_rows, status
+from iotune.production.describe import (
+    candidate_source,
+    counts_text,
+    describe_configuration,
+    running_trial_line,
+    running_trials,
+    state_counts,
+)
+from iotune.production.jobs import DEFAULT, Campaign, job_rows, regret_paid, status
 from iotune.production.rule import Assessment
 from iotune.report.parts import Part, ReportFigure, Section, write_figure, write_table
 from iotune.report.tables import Table
@@ -22,6 +30,10 @@ from iotune.store import Store
 #: ran with it.
 JOB_COLUMNS = ["recorded_at", "campaign", "job_id", "role", "config", "status", "io_seconds"]
 FIXED = {*JOB_COLUMNS, "backend", "provenance", "source"}
+#: The columns of a campaign's table of configurations against the default.
+STATUS_COLUMNS = ["config", "candidate", "settings", "runs", "running", "failed", "lost",
+                  "median_s", "median_vs_default", "low", "high", "p_more_than_10pct_slower",
+                  "state"]
 
 
 #: Markers of the jobs' roles in the campaign figure.
@@ -56,36 +68,48 @@ def _campaign_section(store: Store, tag: str, rows: Sequence[dict[str, Any]],
         "application's own runs)", [*JOB_COLUMNS, *settings], rows,
         note="role: baseline (the default, the yardstick), challenger (a first or further "
              "trial of a candidate), best (the settled configuration), drift (a check of "
-             "the default after settling)", terminal=False))
+             "the default after settling); status: ok (finished with a time), failed, "
+             "running (not finished, within its time limit) or lost (never finished, past "
+             "it)", terminal=False))
     estimates = []
     for name, est in state.estimates.items():
-        if est.runs == 0 and est.pending == 0:
+        counts = state_counts(campaign, name)
+        if not any(counts.values()):
             continue
         ratio = est.ratio
         estimates.append({
-            "config": name, "runs": est.runs, "running": est.pending,
-            "mean_s": est.seconds,
-            "time_vs_default": None if ratio is None else ratio[1],
+            "config": name, "candidate": candidate_source(campaign, name),
+            "settings": describe_configuration(campaign.settings.get(name, {})),
+            "runs": est.runs, "running": counts["running"], "failed": counts["failed"],
+            "lost": counts["lost"], "median_s": est.seconds,
+            "median_vs_default": None if ratio is None else ratio[1],
             "low": None if ratio is None else ratio[0],
             "high": None if ratio is None else ratio[2],
             "p_more_than_10pct_slower": est.p_slower,
             "state": state.place(name),
         })
     verdict = ("not settled: the default stays until a configuration beats it with "
-               f"confidence ({state.needed})" if state.settled is None else
+               f"confidence (needed: {state.needed})" if state.settled is None else
                "settled: nothing better than the default; the default stays"
                if state.recommendation == DEFAULT else
                f"settled: {state.recommendation} beats the default with probability >= "
                f"{state.confidence:.0%}")
     table = write_table(out, Table(
         f"production-status-{tag}", f"Campaign {tag}: each configuration against the "
-        f"default over {state.jobs} production jobs ({verdict})",
-        ["config", "runs", "running", "mean_s", "time_vs_default", "low", "high",
-         "p_more_than_10pct_slower", "state"], estimates,
-        note="time_vs_default: the configuration's time over the default's with its 90% "
-             "interval (low, high); below 1 is faster"))
+        f"default over {state.jobs} production jobs ({verdict})", STATUS_COLUMNS, estimates,
+        note="runs: jobs finished with a time; running, failed, lost: jobs with none (a "
+             "start with no finish is lost once past its time limit), so the four add up "
+             "to the configuration's jobs; median_s: the median of its runs' I/O seconds; "
+             "median_vs_default: its median over the default's with the 90% interval "
+             "(low, high), below 1 is faster; candidate: the tuned file that offered it"))
+    regret = regret_paid(campaign)
+    notes = [verdict, f"{campaign.tag}: {counts_text(campaign)}",
+             f"regret paid: {regret:.4g} s of I/O that exploring jobs took beyond the "
+             "default's median time (each job's excess when it finished, never below 0)",
+             *(running_trial_line(job, tag, store.path)
+               for job in running_trials(campaign, state))]
     return Section(f"Campaign {tag}: {len(rows)} production jobs", [figure, table, jobs],
-                   notes=[verdict, f"{campaign.tag}: {len(campaign.runs)} jobs started"])
+                   notes=notes)
 
 
 def _figure_file(campaign: Campaign, state: Assessment, out: Path, fmt: str) -> ReportFigure:

@@ -731,6 +731,14 @@ CASES = [
          t_yaml="settings: {}\nfiles: [{pattern: '*'}, {pattern: '*', settings: {}}]\n"),
     case("apply", "t.yaml", says=("files.*.h5", "is not a mapping of setting: value"),
          t_yaml="settings: {}\nfiles: [{pattern: '*.h5', settings: [1]}]\n"),
+    # production campaigns: a job's time limit
+    case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "2h",
+         says=("--time-limit", "'2h'", "sbatch --time's forms")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "0",
+         says=("--time-limit", "'0'", "above 0")),
+    case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "UNLIMITED",
+         "--store", "prod.jsonl", prod_jsonl=PRODUCTION_JOB,
+         says=("--time-limit", "'UNLIMITED'", "above 0")),
 ]
 
 

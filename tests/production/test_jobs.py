@@ -9,20 +9,24 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from iotune.production.jobs import (
     DEFAULT,
+    Campaign,
+    Job,
     config_name,
     finish_job,
     job_id_from_env,
     read_campaign,
+    regret_paid,
     start_job,
     tuned_candidates,
 )
-from iotune.production.rule import Prior
+from iotune.production.rule import Prior, Run
 from iotune.store import Store
 from iotune.tuned import check_tuned
 from tests.cli_result import error_line, invoke
@@ -264,3 +268,58 @@ def test_a_tuned_file_offers_each_configuration_once_its_best_found_with_the_est
     assert tuned_candidates(doc) == [({"cb_nodes": 2}, None),
                                      ({"cb_nodes": 4}, Prior.from_speedup(1.5, 1.2, 1.9))]
     assert checked == ["best_found", "runner_up"]  # each alternative checked once
+
+
+def _campaign_of(finished: list[tuple[str, str, float | None]]) -> Campaign:
+    """A campaign whose jobs finished in the order given: (config, role, seconds or None
+    for a failed job)."""
+    started = datetime(2026, 1, 1, tzinfo=UTC)
+    jobs = [Job(f"j{i}", config, role, "ok" if seconds else "failed", seconds, started,
+                3600.0, "--time-limit", i)
+            for i, (config, role, seconds) in enumerate(finished)]
+    return Campaign("app", [Run(j.config, j.role, j.seconds) for j in jobs],
+                    [j.job_id for j in jobs], {}, {j.job_id for j in jobs}, [], jobs=jobs)
+
+
+def test_regret_only_grows_each_job_priced_against_the_defaults_median_when_it_ended() -> None:
+    order = [("c1", "challenger", 12.0),  # before any default: priced at the first one's
+             (DEFAULT, "baseline", 10.0), (DEFAULT, "baseline", 11.0),
+             (DEFAULT, "baseline", 12.0),
+             ("c1", "challenger", 5.0),  # faster than the default: adds 0, not -6
+             ("c1", "challenger", 11.5),  # 0.5 above the default's median of 11
+             ("c1", "challenger", None),  # failed: no time, adds nothing
+             (DEFAULT, "default", 20.0), (DEFAULT, "default", 20.0)]
+    paid = [regret_paid(_campaign_of(order[:n])) for n in range(len(order) + 1)]
+    assert paid == pytest.approx([0, 0, 2.0, 2.0, 2.0, 2.0, 2.5, 2.5, 2.5, 2.5])
+    # Against the default's median at the end (12 s) the same jobs would have "saved"
+    # 7.5 s: the slow default runs at the end must not undo what exploring cost.
+    assert sum(t - 12.0 for c, r, t in order if r == "challenger" and t) == -7.5
+
+
+def test_status_counts_failed_and_lost_jobs_and_names_each_configuration(
+        tmp_path: Path, tuned: Path) -> None:
+    store = tmp_path / "prod.jsonl"
+    for i in range(5):  # a failed baseline job, three good ones, the candidate's trial
+        out = invoke("job", "start", "--store", str(store), "--tag", "app", "--job-id",
+                     f"j{i}", "--candidate", str(tuned))
+        assert out.exit_code == 0, out.output
+        assert ("challenger" in out.stdout) == (i == 4)
+        finished = (["--failed"] if i == 1 else ["--seconds", "8" if i == 4 else "10"])
+        assert invoke("job", "finish", "--store", str(store), "--tag", "app", "--job-id",
+                      f"j{i}", *finished).exit_code == 0
+    doc = json.loads(invoke("job", "status", "--store", str(store), "--tag", "app",
+                            "--format", "json").stdout)
+    assert (doc["jobs"], doc["ok"], doc["failed"], doc["running"], doc["lost"]) == (5, 4, 1,
+                                                                                 0, 0)
+    rows = {r["config"]: r for r in doc["configurations"]}
+    assert sum(r["runs"] + r["running"] + r["failed"] + r["lost"] for r in rows.values()) == 5
+    assert rows[DEFAULT]["failed"] == 1 and rows[DEFAULT]["median_s"] == pytest.approx(10.0)
+    name = config_name({"cb_buffer_size": 4194304, "romio_cb_write": "disable"})
+    assert rows[name]["candidate"] == f"{tuned} (recommended)"
+    assert rows[name]["median_vs_default"]["estimate"] == pytest.approx(0.8)
+    assert "mean" not in json.dumps(doc)
+    table = invoke("job", "status", "--store", str(store), "--tag", "app").stdout
+    assert "campaign app: 5 jobs: 4 ok, 1 failed, 0 running, 0 lost" in table
+    assert " median s " in table and "mean" not in table
+    assert (f"{name} from {tuned} (recommended): cb_buffer_size=4MiB romio_cb_write=disable"
+            in table)

@@ -20,6 +20,7 @@ from iotune.production.rule import (
     assess,
     choose,
     race_confirms,
+    share_short_of,
 )
 
 
@@ -209,3 +210,26 @@ def test_a_prior_takes_the_wider_side_of_a_lopsided_interval() -> None:
     assert math.isclose(prior.sd, math.log(1.743 / 0.7) / 1.6448536, rel_tol=1e-6)
     for bad in ((1.5, 1.6, 2.0), (1.5, 0.0, 2.0), (1.5, 1.0, math.inf), (1.5, 1.5, 1.5)):
         assert Prior.from_speedup(*bad) is None
+
+
+def test_a_running_first_trial_has_its_own_place_and_the_waiting_job_says_why() -> None:
+    runs = [Run("default", "baseline", s) for s in (10.0, 10.5, 9.5)]
+    runs.append(Run("x", "challenger", pending=True))
+    state = assess(runs, "default", ["x"])
+    assert state.running_trials == ["x"] and state.place("x") == "first trial running"
+    assert state.needed == "the result of the running first trial of x"
+    waiting = choose(runs, "default", ["x"])
+    assert waiting.reason == "waiting for the result of the running first trial of x"
+    # a lost job (neither pending nor a time) releases the trial
+    lost = [*runs[:3], Run("x", "challenger")]
+    assert choose(lost, "default", ["x"]).reason == "first trial of a top-ranked candidate"
+
+
+def test_a_probability_short_of_the_bound_is_shown_short_of_it() -> None:
+    assert share_short_of(0.9899, 0.99) == "98.99%"
+    assert share_short_of(0.986, 0.99) == "98.6%"
+    assert share_short_of(0.42, 0.99) == "42%"
+    assert share_short_of(0.999999 * 0.99, 0.99) == "< 99%"
+    for p in np.linspace(0.0, 0.98999, 2000):
+        shown = share_short_of(float(p), 0.99)
+        assert shown.startswith("<") or float(shown.rstrip("%")) < 99.0

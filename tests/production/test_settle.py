@@ -134,8 +134,13 @@ def test_results_label_production_jobs_and_report_refuses_them(tmp_path: Path):
     assert "MEASURED in production: 5 job(s) of the application itself (app)" in page
     assert "Production jobs of campaign app" in page and "challenger" in page
     status_rows = (tmp_path / "rep" / "production-status-app.csv").read_text().splitlines()
-    assert status_rows[0].startswith("config,runs,running,mean_s,time_vs_default")
-    assert any(row.startswith("default,3,") for row in status_rows[1:])
+    assert status_rows[0] == ("config,candidate,settings,runs,running,failed,lost,median_s,"
+                              "median_vs_default,low,high,p_more_than_10pct_slower,state")
+    assert any(row.startswith("default,-,no setting (the default),3,0,0,0,")
+               for row in status_rows[1:])
+    # the running job counts beside the finished one: the rows add up to the 5 jobs
+    assert any(row.startswith(f"{config_name(GAIN)},-,cb_nodes=2,1,1,0,0,")
+               for row in status_rows[1:])
     manifest = json.loads((tmp_path / "rep" / "manifest.json").read_text())
     assert manifest["papers"] == [{"part": "production", "title": "Production jobs",
                                    "provenance": "measured"}]
