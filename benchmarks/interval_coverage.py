@@ -34,7 +34,8 @@ interval of a speedup) is counted apart, not as covering. A zero-width interval 
 whose ends are equal.
 
     python benchmarks/interval_coverage.py --production ../shared/data/production --files 'cori_*'
-    python benchmarks/interval_coverage.py --production ../shared/data/production --files 'summit_*' --sim-seed 7 --tails heavy --kinds flat --noise 1.0
+    python benchmarks/interval_coverage.py --production ../shared/data/production \
+        --files 'summit_*' --sim-seed 7 --tails heavy --kinds flat --noise 1.0
 
 The last line is ``summary: rows C1/N1; speedups C2/N2; zero-width Z``.
 """
@@ -47,10 +48,11 @@ import math
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -93,8 +95,14 @@ SIM_CORES = 64
 BUDGETS = (12, 20)
 #: Production files are grouped by their pooled log spread at these upper edges.
 PRODUCTION_BANDS = (0.1, 0.25, 0.5, math.inf)
+#: Tunes between two progress lines on stderr.
+PROGRESS_EVERY = 10
 #: Kinds of interval, in the order printed.
 KINDS = ("rows", "default", "best", "speedup")
+
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -277,6 +285,20 @@ def summary(checks: Sequence[Check]) -> str:
             f"speedups {sum(c.covers for c in gains)}/{len(gains)}; zero-width {zero}")
 
 
+class _Serial:
+    """A stand-in for a process pool that maps in this process (``--jobs 1``)."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    @staticmethod
+    def map(function: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        return map(function, items)
+
+
 def _floats(text: str) -> list[float]:
     return [float(v) for v in text.split(",") if v.strip()]
 
@@ -314,11 +336,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                        budgets="12", seeds=2, production=None, shared=None)
     with tempfile.TemporaryDirectory(prefix="iotune-coverage-") as tmp:
         work = plan(args, Path(tmp))
-        if args.jobs > 1:
-            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-                found = list(pool.map(_checks, work))
-        else:
-            found = [_checks(item) for item in work]
+        print(f"interval_coverage: {len(work)} tunes, {args.jobs} at a time", file=sys.stderr)
+        found: list[list[Check]] = []
+        with ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _Serial() as pool:
+            for done, checks in enumerate(pool.map(_checks, work), start=1):
+                found.append(checks)
+                if done % PROGRESS_EVERY == 0:
+                    print(f"  {done}/{len(work)} tunes", file=sys.stderr)
     checks = [c for mine in found for c in mine]
     groups = list(dict.fromkeys(group for _, group in work))
     print(f"interval coverage: {len(work)} tunes (SIMULATED landscapes replayed, REPLAYED "
