@@ -309,10 +309,10 @@ def typical_interval(evaluation: Evaluation, noise: Noise,
     mean it is pulled toward, and its interval keeps the uncertainty of both: it never
     collapses to the common mean when the between-configuration spread comes out 0, and it
     is never narrower than what the configuration's own runs say. The same interval serves
-    the best found: the race gives it at least ``MIN_RUNS`` runs, the runs after the one
-    that made it a leader are not selected, and the shrunken estimate it must hold lies
-    above its own lucky mean (``benchmarks/interval_coverage.py`` measures how often these
-    intervals contain the truth)."""
+    the best found, whose own mean is biased low by its selection (the winner's curse):
+    the shrunken estimate it must hold lies above that lucky mean, and while budget is
+    left the race runs it again, up to ``MIN_RUNS`` runs, runs that were not selected
+    (``benchmarks/interval_coverage.py`` counts the best found's intervals apart)."""
     own = estimate(evaluation, noise)
     if own is None:
         return None
