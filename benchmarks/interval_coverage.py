@@ -31,7 +31,7 @@ from them). Three sources:
 
 An unbounded interval (no configuration repeated yet, or too few runs for the rank
 interval of a speedup) is counted apart, not as covering. A zero-width interval is one
-whose ends are equal.
+that prints as a point: its ends agree to the table's 4 significant digits.
 
     python benchmarks/interval_coverage.py --production ../shared/data/production --files 'cori_*'
     python benchmarks/interval_coverage.py --production ../shared/data/production \
@@ -95,6 +95,9 @@ SIM_CORES = 64
 BUDGETS = (12, 20)
 #: Production files are grouped by their pooled log spread at these upper edges.
 PRODUCTION_BANDS = (0.1, 0.25, 0.5, math.inf)
+#: Significant digits of the tune table's figures: an interval whose ends agree to them
+#: prints as a point (``0.3563-0.3563``) and counts as zero-width.
+SHOWN_DIGITS = 4
 #: Tunes between two progress lines on stderr.
 PROGRESS_EVERY = 10
 #: Kinds of interval, in the order printed.
@@ -125,7 +128,9 @@ class Check:
 
     @property
     def zero_width(self) -> bool:
-        return self.bounded and self.high == self.low
+        """Whether the interval prints as a point: its ends agree to the
+        :data:`SHOWN_DIGITS` significant digits the tune table shows."""
+        return self.bounded and f"{self.low:.{SHOWN_DIGITS}g}" == f"{self.high:.{SHOWN_DIGITS}g}"
 
 
 def write_simulated(folder: Path, noise: float, flat: bool, seed: int,
