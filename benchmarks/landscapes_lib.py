@@ -22,6 +22,7 @@ import numpy as np
 if TYPE_CHECKING:
     from iotune.backends.replay import ReplayBackend
     from iotune.config import Config
+    from iotune.tune.result import TuneResult
 
 #: Budgets the development data's README names, by file stem (noise variants take their
 #: base landscape's). Any other landscape gets :func:`budget_rule`'s.
@@ -274,14 +275,14 @@ class Outcome:
         return self.had_gain and self.recommend_default
 
 
-def judged_tune(job: Job, workdir: Path) -> Outcome:
+def replayed_tune(job: Job, workdir: Path) -> tuple[TuneResult, ReplayBackend, int]:
     """Run ``job`` as a user would, with its store in ``workdir`` (which should be empty):
     on a cross-scale landscape ``iotune train`` over every recorded configuration at each
     training scale first, then ``iotune tune --backend replay --fresh --strategy S --budget
     B`` at the target scale (``fresh`` only stops reuse of earlier *tune* runs; the training
-    runs stay in the store for the model). No progress callbacks. Judged by the truth."""
+    runs stay in the store for the model). No progress callbacks. Returns the tune's
+    result, the replay backend (whose table holds the truth) and the training runs."""
     from iotune.backends.replay import ReplayBackend
-    from iotune.settings.values import config_key
     from iotune.store import Store
     from iotune.train import plan_campaign, run_campaign
     from iotune.tune import tune
@@ -296,8 +297,15 @@ def judged_tune(job: Job, workdir: Path) -> Outcome:
     result = tune(config, backend, Store(config.store), kernel=config.kernel.name,
                   cores=land.target, strategy=job.strategy, budget=job.budget, fresh=True,
                   strategy_options=dict(job.options))
+    return result, backend, trained
+
+
+def judged_tune(job: Job, workdir: Path) -> Outcome:
+    """:func:`replayed_tune`, judged by the truth."""
+    land = job.landscape
+    result, backend, trained = replayed_tune(job, workdir)
     truth = true_times(backend, land.target)
-    default_key = config_key(config.kernel.name, land.target, {}, config.kernel.args)
+    default_key = result.default.key
     best = min(r.median for r in backend.recorded(land.target) if r.settings)
     return Outcome(
         landscape=land.name, strategy=job.strategy, budget=job.budget, seed=job.seed,

@@ -369,7 +369,8 @@ def _table_notes(result: TuneResult, rows: list[Row], predicted: bool) -> list[s
     metric = result.metric
     notes = [f"{metric.unit}: the estimate of each configuration's typical {metric.label} "
              "from its runs, shrunk towards the others' as the race ranks them (docs/"
-             "strategies.md), with its interval; best first, so row 1 is the best found"]
+             f"strategies.md), with a {CONFIDENCE:.0%} interval of that typical (median) "
+             "value; best first, so row 1 is the best found"]
     if any("|" in row.settings for row in rows):
         notes.append("a|b: configurations that asked for different values but ran with the "
                      "same settings in effect, one row with the runs of each")

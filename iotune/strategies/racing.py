@@ -23,9 +23,14 @@ the best configuration. After the search, the leaders race:
   the run-to-run noise explains), and a configuration with ``n`` runs of mean ``m`` is
   estimated at ``mu + w (m - mu)``, ``w = tau^2 / (tau^2 + s^2 / n)``. One lucky run moves
   the estimate less than three runs that agree; nothing is tuned: ``mu``, ``tau`` and ``s``
-  come from the measurements. The interval reported with it is the posterior's
-  (:func:`shrunken_estimates`), so a table's central value, its interval and its order
-  are one estimate, and its first row is the best found.
+  come from the measurements. A table's central value and its order are this one
+  estimate, and its first row is the best found.
+- **Interval.** What a printed interval states is the configuration's *typical time*, the
+  median of its run-time distribution (in a replay, the median of its recorded runs), at
+  ``CONFIDENCE``: the t interval of its own runs with the pooled noise, widened to hold
+  the shrunken estimate (:func:`typical_interval`). The posterior's own interval is not
+  used: it treats ``mu`` and ``tau`` as known, and when ``tau`` comes out 0 it shrinks
+  every interval to a point at the common mean.
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
 - **Rule.** A contender is *out* when another contender :func:`beats` it. While runs are
   left and more than one contender is in, or the one left has fewer than ``MIN_RUNS`` (3)
@@ -259,13 +264,14 @@ MIN_BETWEEN_VARIANCE = 1e-12
 
 def shrunken_estimates(evaluations: Sequence[Evaluation],
                        noise: Noise) -> list[Estimate | None]:
-    """Each configuration's shrunken estimate (see the module docstring) with its
-    ``CONFIDENCE`` interval; None for a configuration without a successful run.
+    """Each configuration's shrunken estimate (see the module docstring) with a
+    ``CONFIDENCE`` interval of its typical time; None for a configuration without a
+    successful run.
 
     The estimate of a configuration with ``n`` runs of log mean ``m`` is the empirical-Bayes
-    posterior mean ``mu + w (m - mu)``, its interval the posterior's: ``± t(df) x s x
-    sqrt(w / n)`` in log space around it, so the interval always holds the estimate and a
-    ranking by the estimate is the race's (:func:`ranked`). With the noise unknown (nothing
+    posterior mean ``mu + w (m - mu)``; a ranking by it is the race's (:func:`ranked`). Its
+    interval is :func:`typical_interval`: the configuration's own runs' interval with the
+    pooled noise, stretched to hold the shrunken estimate. With the noise unknown (nothing
     repeated) the plain geometric mean with an unbounded interval; with fewer than three
     measured configurations (nothing to shrink towards) the geometric mean with its own
     interval (:func:`estimate`).
@@ -280,16 +286,40 @@ def shrunken_estimates(evaluations: Sequence[Evaluation],
     between = max(float(means.var(ddof=1)) - noise_share, MIN_BETWEEN_VARIANCE)
     mu = float(means.mean())
     out: list[Estimate | None] = []
-    for x in logs:
+    for evaluation, x in zip(evaluations, logs, strict=True):
         if not len(x):
             out.append(None)
             continue
         weight = between / (between + sigma**2 / len(x))
         centre = mu + weight * (float(x.mean()) - mu)
-        half = noise.quantile * sigma * math.sqrt(weight / len(x))
-        out.append(Estimate(math.exp(centre), math.exp(centre - half),
-                            math.exp(centre + half), len(x)))
+        out.append(typical_interval(evaluation, noise, math.exp(centre)))
     return out
+
+
+def typical_interval(evaluation: Evaluation, noise: Noise,
+                     centre_s: float | None = None) -> Estimate | None:
+    """``evaluation``'s typical time (the median of its run-time distribution) at
+    ``centre_s`` (default: the geometric mean of its runs) with a ``CONFIDENCE`` interval of
+    it; None without a successful run.
+
+    The interval is the t interval of the configuration's own runs around their log mean
+    with the pooled noise, ``m ± t(df) x s / sqrt(n)`` (:func:`estimate`; a single run has
+    one too, from the pooled noise), widened just enough to hold ``centre_s``. So a
+    shrunken estimate may sit anywhere between the configuration's own mean and the common
+    mean it is pulled toward, and its interval keeps the uncertainty of both: it never
+    collapses to the common mean when the between-configuration spread comes out 0, and it
+    is never narrower than what the configuration's own runs say. The same interval serves
+    the best found, whose own mean is biased low by its selection (the winner's curse):
+    the shrunken estimate it must hold lies above that lucky mean, and while budget is
+    left the race runs it again, up to ``MIN_RUNS`` runs, runs that were not selected
+    (``benchmarks/interval_coverage.py`` counts the best found's intervals apart)."""
+    own = estimate(evaluation, noise)
+    if own is None:
+        return None
+    centre = own.time_s if centre_s is None else centre_s
+    if own.low_s is None or own.high_s is None:
+        return Estimate(centre, None, None, own.runs)
+    return Estimate(centre, min(own.low_s, centre), max(own.high_s, centre), own.runs)
 
 
 def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:

@@ -56,7 +56,8 @@ def test_shrunken_estimates_hold_their_centre_and_rank_as_the_race():
     noise = Noise(0.3, 20)
     found = shrunken_estimates(pool, noise)
     assert all(f is not None and f.low_s is not None and f.high_s is not None
-               and f.low_s < f.time_s < f.high_s for f in found)
+               and f.low_s <= f.time_s <= f.high_s and f.low_s < f.high_s
+               for f in found)
     by_estimate = [pool[i] for i in sorted(range(len(pool)),
                                            key=lambda i: found[i].time_s)]  # type: ignore
     assert by_estimate == ranked(pool, noise)
