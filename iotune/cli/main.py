@@ -26,9 +26,19 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+#: click's "no arguments: show the help" (``iotune``, ``iotune store``), a UsageError that
+#: is not an error (click 8.2 and later).
+_NO_ARGS_IS_HELP: tuple[type[Exception], ...] = tuple(
+    filter(None, [getattr(click.exceptions, "NoArgsIsHelpError", None)]))
+
+
 def _usage_error_line(exc: click.UsageError) -> NoReturn:
     """click's own checks (a bad --cores, an unknown option) in iotune's one error line,
-    with where to read the rules; exits with click's status."""
+    with where to read the rules; exits with click's status. A group called without
+    arguments shows its help, as click does."""
+    if isinstance(exc, _NO_ARGS_IS_HELP):
+        exc.show()
+        sys.exit(exc.exit_code)
     path = exc.ctx.command_path.split()[1:] if exc.ctx else []
     command = " ".join(["iotune", *path])
     click.echo(f"iotune: error: {escaped(exc.format_message())} (see '{command} "
@@ -69,13 +79,13 @@ class IotuneGroup(rich_click.RichGroup):
             sys.exit(INTERACTIVE_EXIT)
 
 
-#: How rich-click draws the help: the blank line between paragraphs that click prints too.
-HELP_STYLE = rich_click.RichHelpConfiguration(text_paragraph_linebreaks="\n\n")
+#: How rich-click draws the help: a blank line under the first line, as click prints it.
+HELP_STYLE = rich_click.RichHelpConfiguration(padding_helptext_first_line=(0, 0, 1, 0))
 
 
-@click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             panels=[rich_click.RichCommandPanel(name, commands=list(commands))
-                     for name, commands in PANELS])
+@rich_click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]},
+                  panels=[rich_click.RichCommandPanel(name, commands=list(commands))
+                          for name, commands in PANELS])
 @rich_click.rich_config(help_config=HELP_STYLE)
 @click.version_option(__version__, prog_name="iotune")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")

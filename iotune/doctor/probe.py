@@ -91,7 +91,7 @@ def _mpiio() -> Any:
         from iotune_kernels.kit import mpiio
     except ImportError:
         sys.path.append(str(Path(__file__).resolve().parents[2] / "kernels"))
-        from kit import mpiio  # type: ignore[no-redef]
+        from kit import mpiio
     return mpiio
 
 

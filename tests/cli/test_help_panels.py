@@ -51,3 +51,12 @@ def test_an_unknown_command_is_one_line():
     result = invoke("tunes")
     assert result.exit_code == 2
     assert "No such command 'tunes'" in error_line(result)
+
+
+def test_a_group_without_arguments_shows_its_help_not_an_error():
+    for args, title in ((["iotune"], "─ Tune ─"), (["iotune", "store"], "Commands:")):
+        done = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 2  # click's status for a group called without a command
+        output = done.stdout + done.stderr
+        assert "iotune: error" not in output and title in output, output
