@@ -50,8 +50,8 @@ def test_same_mpi_needs_the_family_and_any_version_given():
 def test_checks_run_in_order_each_after_those_it_needs():
     checks = registered_checks()
     names = [c.name for c in checks]
-    assert names == ["launcher", "mpi4py", "mpi job", "h5py", "preload", "scratch",
-                     "mpi-io hints", "mpi-io layer", "slurm", "store"]
+    assert names == ["launcher", "slurm", "mpi4py", "mpi job", "h5py", "preload", "scratch",
+                     "mpi-io hints", "mpi-io layer", "store"]
     for i, check in enumerate(checks):
         assert set(check.needs) <= set(names[:i]), check
 

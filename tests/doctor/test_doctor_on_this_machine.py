@@ -23,8 +23,8 @@ pytestmark = pytest.mark.mpi
 REPO = Path(__file__).resolve().parents[2]
 OPENMPI_PYTHON = Path(os.environ.get("IOTUNE_OPENMPI_VENV", REPO / ".venv-openmpi")) / \
     "bin" / "python"
-EVERY_CHECK = ["launcher", "mpi4py", "mpi job", "h5py", "preload", "scratch", "mpi-io hints",
-               "mpi-io layer", "slurm", "store"]
+EVERY_CHECK = ["launcher", "slurm", "mpi4py", "mpi job", "h5py", "preload", "scratch",
+               "mpi-io hints", "mpi-io layer", "store"]
 #: Where the venv with mpi4py's binary wheel is kept between test runs (built once).
 WHEEL_VENV = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "iotune" / \
     "test-venvs" / "mpi4py-binary-wheel"

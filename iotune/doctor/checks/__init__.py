@@ -3,6 +3,7 @@ order they run (a check comes after those it needs)."""
 
 from iotune.doctor.checks import (  # noqa: F401, I001 (imported to register, in this order)
     launcher,
+    slurm,
     mpi4py_library,
     mpi_job,
     h5py_build,
@@ -10,6 +11,5 @@ from iotune.doctor.checks import (  # noqa: F401, I001 (imported to register, in
     scratch,
     hints,
     io_layer,
-    slurm,
     store,
 )

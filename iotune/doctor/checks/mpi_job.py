@@ -8,10 +8,11 @@ from iotune.doctor.registry import OK, PROBLEM, Finding, register_check
 NAME = "mpi job"
 
 
-@register_check(NAME, needs=("launcher", "mpi4py"))
+@register_check(NAME, needs=("launcher", "slurm", "mpi4py"))
 def check(context: DoctorContext) -> Finding:
     """The probe's ``library`` question on ``context.ranks`` ranks: world size and the
-    ranks that took part in an allreduce both equal the ranks asked for."""
+    ranks that took part in an allreduce both equal the ranks asked for. Skipped when
+    srun is the launcher and Slurm does not work (the slurm line says why)."""
     ranks = context.ranks
     outcome = context.probe("library", ranks=ranks)
     shown = " ".join(outcome.argv)
