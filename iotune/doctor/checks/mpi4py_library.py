@@ -17,8 +17,8 @@ REBUILD = ("scripts/setup.sh checks mpi4py's binary wheel against this MPI and b
 @register_check(NAME)
 def check(context: DoctorContext) -> Finding:
     """mpi4py imported by the kernels' interpreter in a process of its own: the library
-    it loads (facts ``mpi4py_mpi`` and ``mpi4py_libraries``), compared with the launcher's
-    MPI when that is known."""
+    it loads, compared with the launcher's MPI when that is known. When they agree, the
+    facts ``mpi4py_mpi`` and ``mpi4py_libraries`` name the runs' MPI for later checks."""
     outcome = context.probe("library")
     if not outcome.ok or outcome.result is None:
         why = failure_text(outcome)
@@ -29,13 +29,14 @@ def check(context: DoctorContext) -> Finding:
                        REBUILD.format(python=context.python))
     identity = identify(str(outcome.result.get("library_version", "")))
     libraries = [str(p) for p in outcome.result.get("mpi_libraries") or []]
-    context.facts["mpi4py_mpi"] = identity
-    context.facts["mpi4py_libraries"] = libraries
     loads = f"loads {identity} ({', '.join(libraries) or 'library file not seen'})"
     launcher = context.facts.get("launcher_mpi")
     if launcher is not None and launcher.family != "unknown" and not same_mpi(identity, launcher):
         return Finding(PROBLEM, f"{loads}, but {context.launcher_name} starts {launcher}",
                        f"put the mpiexec of {identity} first on PATH, or rebuild mpi4py "
                        f"against {launcher}: " + REBUILD.format(python=context.python))
+    # Later checks compare with these only once they are known to be the runs' MPI.
+    context.facts["mpi4py_mpi"] = identity
+    context.facts["mpi4py_libraries"] = libraries
     same = f", the MPI {context.launcher_name} starts" if launcher is not None else ""
     return Finding(OK, loads + same)
