@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The main job on this machine: a real local tune of VPIC-IO end to end.
+#   doctor (stop at once, with the fix, when the environment cannot run a tune) ->
 #   train (measure a small design at 2 and 4 ranks) -> tune at 4 ranks (default baseline,
 #   model-guided prune/explore/refit) -> the tuned YAML -> the job-script lines.
 # Works in scratch/demo; rerunning resumes the training and tunes afresh.
@@ -10,6 +11,8 @@ work=scratch/demo
 mkdir -p "$work"
 cp configs/local.yaml "$work/iotune.yaml"
 cd "$work"
+echo "== iotune doctor (MPI, mpi4py, h5py, scratch, hints, store: can a tune run here?)" >&2
+iotune doctor
 echo "== iotune train (a small design at 2 and 4 ranks; resumable)" >&2
 iotune train
 echo "== iotune tune --kernel vpic --cores 4" >&2

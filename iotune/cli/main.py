@@ -3,18 +3,61 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
+import rich_click
 
 from iotune import __version__
 from iotune.errors import IotuneError
 from iotune.execution.interrupt import INTERACTIVE_EXIT, Interrupted
 from iotune.printable import escaped
 
+#: The panels of ``iotune --help``, the main path first: each command's name in the order
+#: shown. ``tests/cli/test_help_panels.py`` checks that every command is in exactly one.
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Tune", ("doctor", "init", "run", "train", "status", "tune", "apply", "results",
+              "report")),
+    ("Production jobs", ("job",)),
+    ("Your application", ("profile", "phases", "estimate", "match", "proxy",
+                          "characterize")),
+    ("Storage variability", ("probe", "states", "classify", "placement")),
+    ("Model and data", ("fit", "predict", "store")),
+)
 
-class IotuneGroup(click.Group):
-    """Turns an IotuneError into one line on stderr and its exit code (traceback: --debug)."""
+
+#: click's "no arguments: show the help" (``iotune``, ``iotune store``), a UsageError that
+#: is not an error (click 8.2 and later).
+_NO_ARGS_IS_HELP: tuple[type[Exception], ...] = tuple(
+    filter(None, [getattr(click.exceptions, "NoArgsIsHelpError", None)]))
+
+
+def _usage_error_line(exc: click.UsageError) -> NoReturn:
+    """click's own checks (a bad --cores, an unknown option) in iotune's one error line,
+    with where to read the rules; exits with click's status. A group called without
+    arguments shows its help, as click does."""
+    if isinstance(exc, _NO_ARGS_IS_HELP):
+        exc.show()
+        sys.exit(exc.exit_code)
+    path = exc.ctx.command_path.split()[1:] if exc.ctx else []
+    command = " ".join(["iotune", *path])
+    click.echo(f"iotune: error: {escaped(exc.format_message())} (see '{command} "
+               "--help')", err=True)
+    sys.exit(exc.exit_code)
+
+
+class IotuneGroup(rich_click.RichGroup):
+    """Turns an IotuneError into one line on stderr and its exit code (traceback: --debug).
+
+    Its help comes from rich-click, in the panels of :data:`PANELS`; its errors never do:
+    a bad option of ``iotune`` itself is the same one line as a subcommand's.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            _usage_error_line(exc)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -26,13 +69,7 @@ class IotuneGroup(click.Group):
             click.echo(f"iotune: error: {escaped(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
-            # click's own checks (a bad --cores, an unknown option) in the same one line,
-            # with where to read the rules
-            path = exc.ctx.command_path.split()[1:] if exc.ctx else []
-            command = " ".join(["iotune", *path])
-            click.echo(f"iotune: error: {escaped(exc.format_message())} (see '{command} "
-                       "--help')", err=True)
-            sys.exit(exc.exit_code)
+            _usage_error_line(exc)
         except Interrupted as stop:
             click.echo(f"iotune: stopped by {stop.name}; what was recorded before is kept, "
                        "the run in flight was discarded", err=True)
@@ -42,7 +79,14 @@ class IotuneGroup(click.Group):
             sys.exit(INTERACTIVE_EXIT)
 
 
-@click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]})
+#: How rich-click draws the help: a blank line under the first line, as click prints it.
+HELP_STYLE = rich_click.RichHelpConfiguration(padding_helptext_first_line=(0, 0, 1, 0))
+
+
+@rich_click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]},
+                  panels=[rich_click.RichCommandPanel(name, commands=list(commands))
+                          for name, commands in PANELS])
+@rich_click.rich_config(help_config=HELP_STYLE)
 @click.version_option(__version__, prog_name="iotune")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.pass_context
@@ -51,6 +95,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     Typical session:
+      iotune doctor                       check MPI, h5py, scratch and store here
       iotune init                         write a commented ./iotune.yaml
       iotune run --kernel vpic --cores 4  one real measurement
       iotune train                        measure a training design (batch job)
@@ -65,6 +110,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 def _register() -> None:
     from iotune.cli import (
         darshan_commands,
+        doctor_commands,
         job_commands,
         model_commands,
         report_commands,
@@ -77,7 +123,8 @@ def _register() -> None:
 
     for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
                     *variability_commands.COMMANDS, *darshan_commands.COMMANDS,
-                    *store_commands.COMMANDS, *job_commands.COMMANDS]:
+                    *store_commands.COMMANDS, *job_commands.COMMANDS,
+                    *doctor_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")

@@ -39,6 +39,7 @@ class PyIotune(PythonPackage):
     depends_on("py-click@8.1:", type=("build", "run"))
     depends_on("py-pyyaml@6.0:", type=("build", "run"))
     depends_on("py-rich@13:", type=("build", "run"))
+    depends_on("py-rich-click@1.9:", type=("build", "run"))
     depends_on("py-matplotlib@3.7:", type=("build", "run"))
     depends_on("py-scikit-learn@1.6:", type=("build", "run"))
     depends_on("py-darshan@3.4:", type=("build", "run"))

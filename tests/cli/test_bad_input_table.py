@@ -739,6 +739,16 @@ CASES = [
     case("job", "start", "--tag", "x", "--job-id", "1", "--time-limit", "UNLIMITED",
          "--store", "prod.jsonl", prod_jsonl=PRODUCTION_JOB,
          says=("--time-limit", "'UNLIMITED'", "above 0")),
+    # doctor: its options and its config
+    case("doctor", "--ranks", "1", says=("'--ranks'", "1 is not in the range 2<=x<=1024")),
+    case("doctor", "--ranks", "4096", says=("'--ranks'", "4096 is not in the range")),
+    case("doctor", "--ranks", "two", says=("'--ranks'", "'two' is not a valid integer")),
+    case("doctor", "--launcher", "aprun", says=("'--launcher'", "'aprun' is not one of")),
+    case("doctor", "-c", "nothere.yaml", says=("nothere.yaml", "not found")),
+    case("doctor", "-c", "bad.yaml", says=("system.launcher", "unknown launcher 'nope'"),
+         **config("system: {launcher: nope}\n")),
+    case("doctor", "-c", "bad.yaml", says=("system.mpi_io", "is not one of"),
+         **config("system: {mpi_io: ompio}\n")),
 ]
 
 

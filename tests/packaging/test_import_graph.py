@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "iotune"
 LAYERS = (
     "__main__",
     "cli",
+    "doctor",
     "defaults",
     "report",
     "production",
