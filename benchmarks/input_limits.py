@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from quick_mode import add_quick
+from refusals import judged_row, print_header, timed_refusal, verdict
 
-TARGET_S = 2.0
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"target: refused in one line within 2 s: (met|not judged|\d+ case)"
 #: Cases a --quick run tries.
@@ -64,15 +62,6 @@ def _write(path: Path, text: str | None) -> None:
         path.write_text(text)
 
 
-def _run(command: list[str], work: str) -> tuple[float, int, list[str]]:
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "iotune", *command], cwd=work,
-                          capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
-    seconds = time.perf_counter() - started
-    errors = [line for line in done.stderr.splitlines() if line.startswith("iotune: error:")]
-    return seconds, done.returncode, errors
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -80,22 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cases = list(CASES.items())[:QUICK_CASES] if args.quick else list(CASES.items())
     failed = 0
-    print(f"{'input':40s} {'seconds':>8s}  exit  error line")
+    print_header()
     with tempfile.TemporaryDirectory() as work:
-        seconds, _, _ = _run(["--version"], work)
+        seconds, _, _ = timed_refusal(["--version"], work)
         print(f"{'(start-up: iotune --version)':40s} {seconds:8.2f}")
         for name, (file, text, command) in cases:
             _write(Path(work, file), text)
-            seconds, code, errors = _run([*command, file], work)
-            ok = code != 0 and len(errors) == 1 and (args.quick or seconds < TARGET_S)
-            failed += not ok
-            print(f"{name:40s} {seconds:8.2f}  {code:4d}  "
-                  f"{errors[0][:90] if errors else '(no error line)'}")
-    verdict = "met" if not failed else f"{failed} case(s) not met"
-    if args.quick and not failed:
-        verdict = "not judged (--quick: every case refused in one line)"
-    print(f"target: refused in one line within {TARGET_S:g} s: {verdict}")
-    return 1 if failed else 0
+            seconds, code, errors = timed_refusal([*command, file], work)
+            failed += not judged_row(name, seconds, code, errors, args.quick)
+    return verdict(failed, args.quick)
 
 
 if __name__ == "__main__":
