@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
 from iotune.config import load_config
 from iotune.store import Store
 from iotune.train import plan_campaign
+from tests.slurm.submitted import run_to_end
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
 
@@ -28,19 +28,7 @@ def test_emitted_job_script_runs_the_campaign(slurm, write_config, tmp_path):
     text = script.read_text()
     assert "#SBATCH --ntasks=2" in text and "#SBATCH --nodes=1" in text
 
-    submitted = subprocess.run(["sbatch", "--parsable", str(script)], env=env,
-                               capture_output=True, text=True, check=True)
-    job = submitted.stdout.strip().split(";")[0]
-    state = ""
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        out = subprocess.run(["scontrol", "show", "job", job], env=env, capture_output=True,
-                             text=True)
-        state = next((w.split("=", 1)[1] for w in out.stdout.split() if w.startswith("JobState=")),
-                     "")
-        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
-            break
-        time.sleep(1)
+    job, state = run_to_end(script, env)
     log = "".join(p.read_text() for p in tmp_path.glob("iotune-train-*.out"))
     assert state == "COMPLETED", f"job {job} ended {state or 'not at all'}:\n{log}"
 
