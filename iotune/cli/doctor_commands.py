@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from iotune.cli.common import config_option, resolve_config, with_slurm_launcher
+from iotune.cli.numbers import BoundedInt
 
 #: The largest --ranks: the job and hints checks test that ranks start and share a file,
 #: not scale; more ranks only wait longer for an allocation.
@@ -20,7 +21,7 @@ MAX_RANKS = 1024
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun"]),
               help="Start the test jobs with this launcher. Default: the config's "
                    "system.launcher (srun inside a Slurm allocation).")
-@click.option("--ranks", type=click.IntRange(min=2, max=MAX_RANKS), default=2,
+@click.option("--ranks", type=BoundedInt(2, MAX_RANKS), default=2,
               show_default=True, help="Ranks of the test jobs (the job and MPI-IO hints "
                                       "checks).")
 def doctor_command(config_path: Path | None, launcher: str | None, ranks: int) -> None:

@@ -741,7 +741,7 @@ CASES = [
          says=("--time-limit", "'UNLIMITED'", "above 0")),
     # doctor: its options and its config
     case("doctor", "--ranks", "1", says=("'--ranks'", "1 is not in the range 2<=x<=1024")),
-    case("doctor", "--ranks", "4096", says=("'--ranks'", "4096 is not in the range")),
+    case("doctor", "--ranks", "4096", says=("'--ranks'", "4096 is above the limit of 1,024")),
     case("doctor", "--ranks", "two", says=("'--ranks'", "'two' is not a valid integer")),
     case("doctor", "--launcher", "aprun", says=("'--launcher'", "'aprun' is not one of")),
     case("doctor", "-c", "nothere.yaml", says=("nothere.yaml", "not found")),

@@ -19,7 +19,7 @@ HEAVY = ("numpy", "h5py", "pandas", "scipy", "sklearn", "matplotlib", "yaml", "p
 IOTUNE_NEEDED = {
     "iotune", "iotune.kernel_args", "iotune.errors",
     "iotune.settings", "iotune.settings.bounds", "iotune.settings.catalogue",
-    "iotune.settings.units",
+    "iotune.settings.units", "iotune.settings.numbers",
     "iotune.settings.in_effect",
     "iotune.execution", "iotune.execution.rundirs", "iotune.execution.scratch",
 }  # fmt: skip
