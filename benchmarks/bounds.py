@@ -13,13 +13,11 @@ with a non-zero exit, within 2 s.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
-from quick_mode import add_quick
-from refusals import judged_row, print_header, timed_refusal, verdict
+from refusals import chosen_cases, judged_row, print_header, timed_refusal, verdict
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"target: refused in one line within 2 s: (met|not judged|\d+ case)"
@@ -60,18 +58,15 @@ CASES = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    add_quick(parser, f"the first {QUICK_CASES} cases, time not judged")
-    args = parser.parse_args(argv)
-    cases = list(CASES.items())[:QUICK_CASES] if args.quick else list(CASES.items())
+    cases, quick = chosen_cases(__doc__, CASES, QUICK_CASES, argv)
     failed = 0
     print_header()
     with tempfile.TemporaryDirectory() as work:
         for name, (config, command) in cases:
             Path(work, "c.yaml").write_text(config)
             seconds, code, errors = timed_refusal(command, work)
-            failed += not judged_row(name, seconds, code, errors, args.quick)
-    return verdict(failed, args.quick)
+            failed += not judged_row(name, seconds, code, errors, quick)
+    return verdict(failed, quick)
 
 
 if __name__ == "__main__":

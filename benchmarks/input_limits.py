@@ -13,14 +13,12 @@ line, with a non-zero exit, within 2 s.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from quick_mode import add_quick
-from refusals import judged_row, print_header, timed_refusal, verdict
+from refusals import chosen_cases, judged_row, print_header, timed_refusal, verdict
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"target: refused in one line within 2 s: (met|not judged|\d+ case)"
@@ -62,12 +60,8 @@ def _write(path: Path, text: str | None) -> None:
         path.write_text(text)
 
 
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    add_quick(parser, f"the first {QUICK_CASES} cases, time not judged")
-    args = parser.parse_args(argv)
-    cases = list(CASES.items())[:QUICK_CASES] if args.quick else list(CASES.items())
+    cases, quick = chosen_cases(__doc__, CASES, QUICK_CASES, argv)
     failed = 0
     print_header()
     with tempfile.TemporaryDirectory() as work:
@@ -76,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, (file, text, command) in cases:
             _write(Path(work, file), text)
             seconds, code, errors = timed_refusal([*command, file], work)
-            failed += not judged_row(name, seconds, code, errors, args.quick)
-    return verdict(failed, args.quick)
+            failed += not judged_row(name, seconds, code, errors, quick)
+    return verdict(failed, quick)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,15 @@ benchmarks share it)."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import time
+from typing import TypeVar
+
+from quick_mode import add_quick
+
+T = TypeVar("T")
 
 #: The issue's bound for every bad input: refused in one line within 2 s of the command.
 TARGET_S = 2.0
@@ -42,3 +48,14 @@ def verdict(failed: int, quick: bool) -> int:
         said = "not judged (--quick: every case refused in one line)"
     print(f"target: refused in one line within {TARGET_S:g} s: {said}")
     return 1 if failed else 0
+
+
+def chosen_cases(doc: str | None, cases: dict[str, T], quick_cases: int,
+                 argv: list[str] | None) -> tuple[list[tuple[str, T]], bool]:
+    """The benchmark's command line read (``doc``'s first line its description): the cases
+    to run (the first ``quick_cases`` with ``--quick``) and whether it is quick."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    add_quick(parser, f"the first {quick_cases} cases, time not judged")
+    args = parser.parse_args(argv)
+    chosen = list(cases.items())
+    return (chosen[:quick_cases] if args.quick else chosen), args.quick
