@@ -1,5 +1,8 @@
 """Running the CLI in-process and reading its one error line, for tests of bad input."""
 
+from pathlib import Path
+
+import pytest
 from click.testing import CliRunner, Result
 
 from iotune.cli.main import cli
@@ -34,3 +37,12 @@ def assert_decided_or_spent(document: dict, budget: int, output: str) -> None:
     more = document["undecided"]["budget_to_decide"]
     assert more > budget
     assert f"--budget {more}" in output, output
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, xdg: Path) -> None:
+    """No config from ``$IOTUNE_CONFIG`` or the user's config directory (``xdg`` stands in
+    for it) and no Slurm job around, whatever the machine running the tests has."""
+    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(variable, raising=False)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_result import error_line, invoke
+from tests.cli_result import error_line, invoke, isolate
 
 #: Values that would run a command, add a line, or expand into something else if they
 #: reached a script unchecked, and a few ordinary ones that must be accepted as they are.
@@ -72,10 +72,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             f"#!/bin/sh\nprintf '%s\\0' \"$@\" >> {shlex.quote(str(tmp_path / name))}.log\n")
         (bin_dir / name).chmod(0o755)
     monkeypatch.chdir(directory)
-    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
-        monkeypatch.delenv(variable, raising=False)
+    isolate(monkeypatch, tmp_path / "xdg")
     return directory
 
 

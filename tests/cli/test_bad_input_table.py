@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_result import error_line, invoke
+from tests.cli_result import error_line, invoke, isolate
 from tests.deadline import within
 
 SIM = ("--backend", "sim", "--system", "hopper")
@@ -806,10 +806,7 @@ def test_bad_input_is_one_line_and_changes_nothing(bad: Case, workspace: Path, t
     for name, target in bad.links.items():
         (here / name).symlink_to(target)
     monkeypatch.chdir(here)
-    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
-    for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    isolate(monkeypatch, tmp_path / "xdg")
     before = _snapshot(here)
     if bad.fifos:
         with within(PIPE_SECONDS, f"iotune {bad.id}"):

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from iotune.execution.interrupt import REQUEUE_EXIT
-from tests.cli_result import error_line, invoke
+from tests.cli_result import error_line, invoke, isolate
 
 SIM = ("--backend", "sim", "--system", "hopper")
 TUNE = ("tune", *SIM, "--cores", "64", "--budget", "8", "-o", "tuned.yaml")
@@ -26,10 +26,7 @@ TUNE = ("tune", *SIM, "--cores", "64", "--budget", "8", "-o", "tuned.yaml")
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty working directory with no config to find and no Slurm job around."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
-        monkeypatch.delenv(variable, raising=False)
+    isolate(monkeypatch, tmp_path / "xdg")
     return tmp_path
 
 
