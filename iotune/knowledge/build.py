@@ -96,8 +96,8 @@ class BuildReport:
 def collect_sources(given: Sequence[str | os.PathLike[str]]) -> tuple[list[Source], int]:
     """The files of the ``SOURCE`` arguments: a ``.csv`` file (its sidecar must be beside
     it), a ``.jsonl`` file, or a folder walked for both (regular files only, links not
-    followed; CSV files without a sidecar are counted, not read). DataError naming the argument for a
-    missing path or a file of another kind."""
+    followed; CSV files without a sidecar are counted, not read). DataError naming the
+    argument for a missing path or a file of another kind."""
     out: list[Source] = []
     unpaired = 0
     for raw in given:
