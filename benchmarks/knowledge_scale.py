@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from quick_mode import add_quick, apply_quick
 
@@ -76,9 +77,12 @@ def write_landscapes(folder: Path, records: int, rows_per_file: int, configurati
             f"system: {system}\nfile_system: {fs}\nmpi: {mpi}\nlayer: {layer}\n"
             f"operation: {operation}\nranks: {ranks}\nfiles: 1\nbytes_per_rank: {per_rank}\n"
             "source: SYNTHETIC (benchmarks/knowledge_scale.py)\n")
-        base = 1.0 + rng.random() * 50
-        effect = [1.0] + [math.exp(rng.gauss(-0.2, 0.5)) for _ in chosen[1:]]
-        sigma = 0.05 + rng.random() * 0.4
+        # Files of one descriptor are more runs of one workload: its landscape (the
+        # default's time, each configuration's effect, the noise) is the descriptor's.
+        shape = random.Random(f"{system}-{ranks}-{per_rank}-{operation}-{layer}")
+        base = 1.0 + shape.random() * 50
+        effect = [1.0] + [math.exp(shape.gauss(-0.2, 0.5)) for _ in chosen[1:]]
+        sigma = 0.05 + shape.random() * 0.4
         lines = ["cores," + ",".join(names) + ",write_time"]
         for row in range(rows):
             pick = row % len(chosen)
@@ -128,6 +132,15 @@ print(json.dumps({"seconds": seconds, "added": max(0, peak - before),
 """
 
 
+def _query(base: Path) -> dict[str, Any]:
+    """Time one query of ``base`` in a fresh process, print and return its figures."""
+    _, _, out = run_child([sys.executable, "-c", QUERY_PROGRAM, str(base)])
+    query = json.loads(out.strip().splitlines()[-1])
+    print(f"query:        {query['seconds']:8.3f} s  added {query['added'] / 2**20:7.0f} "
+          f"MiB  ({query['line']})")
+    return query
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=lambda v: int(float(v)), default=10**7,
@@ -139,8 +152,16 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"configurations per landscape (default {len(CONFIGURATIONS)})")
     parser.add_argument("--keep", type=Path,
                         help="write the landscapes and the base under DIR and keep them")
+    parser.add_argument("--base", type=Path,
+                        help="only time the query, on this base (one this script built and "
+                             "kept with --keep: DIR/site.kb)")
     add_quick(parser, "10^4 records in files of 500")
     args = apply_quick(parser, parser.parse_args(argv), records=10**4, rows_per_file=500)
+    if args.base is not None:
+        query = _query(args.base)
+        met = query["seconds"] < QUERY_S and query["added"] < QUERY_BYTES
+        print(f"knowledge_scale: query of {args.base.name}: {'met' if met else 'missed'}")
+        return 0
     root = args.keep or Path(tempfile.mkdtemp(prefix="iotune-knowledge-scale-"))
     try:
         folder = root / "landscapes"
@@ -160,10 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         again, again_peak, out = run_child(build)
         print(f"second build: {again:8.1f} s  peak {again_peak / 2**20:7.0f} MiB  "
               f"({out.strip().splitlines()[0]})", flush=True)
-        _, _, out = run_child([sys.executable, "-c", QUERY_PROGRAM, str(base)])
-        query = json.loads(out.strip().splitlines()[-1])
-        print(f"query:        {query['seconds']:8.3f} s  added {query['added'] / 2**20:7.0f} "
-              f"MiB  ({query['line']})")
+        query = _query(base)
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

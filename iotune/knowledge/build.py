@@ -171,6 +171,7 @@ def build(given: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], 
             build_id = uuid.uuid4().hex[:12]
             con = duckdb.connect(str(temp), config={"memory_limit": BUILD_MEMORY})
             try:
+                con.execute("SET enable_progress_bar = false")
                 if not exists:
                     create_tables(con)
                     con.executemany("INSERT INTO meta VALUES (?, ?)",

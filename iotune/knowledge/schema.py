@@ -147,6 +147,7 @@ def open_base(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnectio
     except duckdb.Error as exc:
         raise DataError(f"{p}: cannot open as a knowledge base: {_first_line(exc)}") from None
     try:
+        con.execute("SET enable_progress_bar = false")  # a long query draws nothing
         check_format(con, p)
         yield con
     except duckdb.Error as exc:
@@ -165,14 +166,17 @@ def check_format(con: duckdb.DuckDBPyConnection, p: Path) -> dict[str, str]:
     if "meta" not in kinds:
         raise DataError(f"{p}: not a knowledge base (a DuckDB database without its meta "
                         "table)")
+    found: dict[str, dict[str, str]] = {}
+    for table, name, kind in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'main'").fetchall():
+        found.setdefault(table, {})[name] = kind
     for table, columns in TABLES.items():
         if kinds.get(table) != "BASE TABLE":
-            found = "missing" if table not in kinds else f"a {kinds[table].lower()}"
+            what = "missing" if table not in kinds else f"a {kinds[table].lower()}"
             raise DataError(f"{p}: not a knowledge base of format {FORMAT} {VERSION}: table "
-                            f"{table} is {found}")
-        have = dict(con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = 'main' AND table_name = ?", [table]).fetchall())
+                            f"{table} is {what}")
+        have = found.get(table, {})
         for name, kind, _ in columns:
             if have.get(name) != kind:
                 raise DataError(f"{p}: not a knowledge base of format {FORMAT} {VERSION}: "
