@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iotune.errors import ConfigError
 from iotune.knowledge.query import WIN_SPEEDUP
 from iotune.knowledge.schema import base_name, check_format, open_base
 
@@ -35,6 +36,13 @@ def summarise(path: str | os.PathLike[str], system: str | None = None
     given). DataError when it is not a knowledge base."""
     with open_base(path) as con:
         meta = check_format(con, Path(path))
+        if system:
+            known = [str(r[0]) for r in con.execute(
+                "SELECT DISTINCT system FROM workloads ORDER BY system").fetchall()]
+            if system not in known:
+                raise ConfigError(f"--system: {system!r} has no workload in "
+                                  f"{Path(path).name} (its systems: "
+                                  f"{', '.join(known) or 'none'})")
         where, values = ("WHERE w.system = ?", [system]) if system else ("", [])
         totals = con.execute(
             f"SELECT count(*), count(DISTINCT r.workload_id) FROM runs r "

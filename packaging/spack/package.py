@@ -45,6 +45,7 @@ class PyIotune(PythonPackage):
     depends_on("py-darshan@3.4:", type=("build", "run"))
     depends_on("py-jinja2@3.1:", type=("build", "run"))
     depends_on("py-optuna@3.4:", type=("build", "run"))
+    depends_on("py-duckdb@1.1:", type=("build", "run"))
 
     with when("+mpi"):
         depends_on("mpi")

@@ -45,6 +45,9 @@ def test_show(base: Path) -> None:
     only = invoke("knowledge", "show", str(base), "--system", "summit")
     assert "summit" in only.output and "cori" not in only.output.split("\n", 1)[1]
     assert "2 runs of 1 workloads on summit" in only.output
+    unknown = invoke("knowledge", "show", str(base), "--system", "perlmutter")
+    assert error_line(unknown) == ("--system: 'perlmutter' has no workload in site.kb (its "
+                                   "systems: cori, summit)")
 
 
 def test_check_ok(base: Path) -> None:

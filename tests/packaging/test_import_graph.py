@@ -26,6 +26,7 @@ LAYERS = (
     "production",
     "apply",
     "tune",
+    "knowledge",
     "tuned",
     "train",
     "darshan",
