@@ -195,3 +195,18 @@ def test_output_that_is_not_a_knowledge_base_is_never_replaced(tmp_path: Path) -
     with pytest.raises(DataError, match="not a knowledge base"):
         build([tmp_path / "a.csv"], tmp_path / "other.duckdb")
     assert (tmp_path / "other.duckdb").read_bytes() == before
+
+
+def test_a_build_waits_for_another_build_of_the_same_base(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from iotune.errors import StoreError
+    from iotune.knowledge import build as building
+    from iotune.store.lock import JournalLock
+
+    write_landscape(tmp_path / "data", "a", {"default": [2.0]})
+    monkeypatch.setattr(building, "LOCK_WAIT_S", 0.2)
+    with JournalLock(tmp_path / "kb").held(), pytest.raises(StoreError, match="lock"):
+        build([tmp_path / "data"], tmp_path / "kb")
+    assert not (tmp_path / "kb").exists()
+    assert build([tmp_path / "data"], tmp_path / "kb").read == 1
