@@ -49,7 +49,8 @@ _COUNTS = ("ranks", "ranks_per_node", "files", "datasets", "bytes_per_rank",
 class SystemKey:
     """Where the runs were measured: ``name`` (``cori``), ``file_system`` (``lustre``),
     ``mpi`` (library, with its version where known) and the I/O ``layer`` is the
-    workload's. Tunes use knowledge only of the same ``name`` and ``file_system``."""
+    workload's. Tunes use knowledge only of the same ``name`` and ``file_system``; a base
+    keeps both in lower case and a query compares them so."""
 
     name: str
     file_system: str | None = None
@@ -143,7 +144,7 @@ def from_sidecar(path: str | os.PathLike[str]
             value = text[key] = value.lower()
             if value not in allowed:
                 raise DataError(f"{name}: {key}: {value!r} is not one of {', '.join(allowed)}")
-    system = SystemKey(str(text["system"]), _lower(text["file_system"]), text["mpi"])
+    system = SystemKey(str(text["system"]).lower(), _lower(text["file_system"]), text["mpi"])
     workload = WorkloadDescriptor(
         operation=text["operation"], layer=text["layer"], ranks=_count(doc, "ranks", name),
         ranks_per_node=_count(doc, "ranks_per_node", name), files=_count(doc, "files", name),

@@ -193,7 +193,7 @@ def _store_runs(loader: Loader, source: Any, records: Iterable[tuple[int, dict[s
                 raise
             read.skip(f"kernel {m.kernel!r} not described")
             continue
-        system = SystemKey(str(record.get("system") or "unknown"),
+        system = SystemKey(str(record.get("system") or "unknown").lower(),
                            _text(record.get("fs_type")), _mpi(result.get("mpi_library")))
         measure = KERNEL_MEASURE if m.kernel != "command" else str(
             result.get("measure") or "metric")

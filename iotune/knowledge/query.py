@@ -57,7 +57,7 @@ def priors_for(path: str | os.PathLike[str], system: SystemKey, workload: Worklo
         name = base_name(path, check_format(con, _path(path)))
         con.execute("SET preserve_insertion_order = false")
         condition, values = where_similar(workload)
-        system_values: list[Any] = [system.name]
+        system_values: list[Any] = [system.name.lower()]
         fs_condition = ""
         if system.file_system is not None:
             fs_condition = "AND (w.file_system IS NULL OR w.file_system = ?)"

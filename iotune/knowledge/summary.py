@@ -34,6 +34,7 @@ def summarise(path: str | os.PathLike[str], system: str | None = None
               ) -> tuple[str, list[Table]]:
     """The heading line and the tables of the base at ``path`` (of ``system`` only when
     given). DataError when it is not a knowledge base."""
+    system = system.strip().lower() if system else None
     with open_base(path) as con:
         meta = check_format(con, Path(path))
         if system:

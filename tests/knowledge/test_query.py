@@ -74,6 +74,7 @@ def test_another_system_changes_nothing(bases: dict[str, Path]) -> None:
     summit = priors_for(bases["both"], SystemKey("summit", "gpfs"), WRITE)
     assert [dict(c.settings) for c in summit.candidates] == [{"cb_nodes": 2}]
     assert priors_for(bases["both"], SystemKey("cori", "gpfs"), WRITE).empty
+    assert priors_for(bases["both"], SystemKey("Cori", "Lustre"), WRITE).candidates
 
 
 def test_nothing_similar_gives_empty_priors(bases: dict[str, Path]) -> None:
