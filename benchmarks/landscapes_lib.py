@@ -208,13 +208,16 @@ def true_times(backend: ReplayBackend, cores: int) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Job:
-    """One tune to run: a landscape, a strategy with its ``options``, a budget, a seed."""
+    """One tune to run: a landscape, a strategy with its ``options``, a budget, a seed, and
+    the knowledge base's ``priors`` for it (:class:`iotune.knowledge.priors.Priors`; None:
+    a tune without a knowledge base)."""
 
     landscape: Landscape
     strategy: str
     budget: int
     seed: int
     options: tuple[tuple[str, Any], ...] = ()
+    priors: Any = None
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,7 @@ def replayed_tune(job: Job, workdir: Path) -> tuple[TuneResult, ReplayBackend, i
         trained = counts["ran"]
     result = tune(config, backend, Store(config.store), kernel=config.kernel.name,
                   cores=land.target, strategy=job.strategy, budget=job.budget, fresh=True,
-                  strategy_options=dict(job.options))
+                  strategy_options=dict(job.options), priors=job.priors)
     return result, backend, trained
 
 
