@@ -233,7 +233,7 @@ def report(lands: Sequence[Landscape], priors: dict[str, Any],
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kb-data", type=Path, required=True,
+    parser.add_argument("--kb-data", type=Path, default=None,
                         help="folder of CSVs with sidecars the base is built from")
     parser.add_argument("--judge-data", type=Path, required=True,
                         help="folder of CSVs (with sidecars) tuned with and without it")
@@ -242,27 +242,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("even", "odd"), default=None,
                         help="the base from the files at even (odd) places, the judges "
                              "from the others")
+    parser.add_argument("--kb", type=Path, default=None,
+                        help="judge with this knowledge base instead of building one "
+                             "(--kb-data and --kb-files are then not read)")
     parser.add_argument("--budgets", default="6,12")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=1)
     add_quick(parser, "budgets 6,12, 1 seed")
     args = apply_quick(parser, parser.parse_args(argv), budgets="6,12", seeds=1)
     budgets = [int(b) for b in args.budgets.split(",")]
-    base_files = [f for f in chosen_files(args.kb_data, args.kb_files, args.split, "base")
-                  if sidecar_of(f).is_file()]
+    if (args.kb is None) == (args.kb_data is None):
+        parser.error("--kb-data: give the folder to build the base from, or --kb (one of "
+                     "the two)")
+    base_files = [] if args.kb_data is None else [
+        f for f in chosen_files(args.kb_data, args.kb_files, args.split, "base")
+        if sidecar_of(f).is_file()]
     judge_files = chosen_files(args.judge_data, args.judge_files, args.split, "judge")
-    if not base_files:
+    if args.kb is None and not base_files:
         parser.error(f"--kb-data: no CSV with a {SIDECAR} sidecar matches in {args.kb_data}")
     lands = landscapes(judge_files)
     if not lands:
         parser.error(f"--judge-data: no judgeable CSV matches in {args.judge_data}")
     arms = [Arm(True, budgets[0]), *(Arm(False, b) for b in budgets)]
     with tempfile.TemporaryDirectory(prefix="iotune-kb-") as tmp:
-        base = Path(tmp) / "bench.kb"
-        built = build_base(base_files, base)
+        base = args.kb or Path(tmp) / "bench.kb"
+        built = "given" if args.kb else build_base(base_files, base)
         priors = {land.name: priors_of(base, land.path) for land in lands}
         tallies = run(lands, priors, arms, args.seeds, args.jobs)
-    print(f"knowledge: base of {len(base_files)} files of {args.kb_data.name} ({built}); "
+    origin = (f"{args.kb.name}" if args.kb else
+              f"{len(base_files)} files of {args.kb_data.name} ({built})")
+    print(f"knowledge: base {origin}; "
           f"{len(lands)} judged files of {args.judge_data.name}; default strategy, "
           f"{args.seeds} seeds (REPLAYED)")
     print("\n".join(report(lands, priors, tallies, arms)))
