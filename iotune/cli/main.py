@@ -22,7 +22,7 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Your application", ("profile", "phases", "estimate", "match", "proxy",
                           "characterize")),
     ("Storage variability", ("probe", "states", "classify", "placement")),
-    ("Model and data", ("fit", "predict", "store")),
+    ("Model and data", ("fit", "predict", "store", "knowledge")),
 )
 
 
@@ -112,6 +112,7 @@ def _register() -> None:
         darshan_commands,
         doctor_commands,
         job_commands,
+        knowledge_commands,
         model_commands,
         report_commands,
         run_commands,
@@ -124,7 +125,7 @@ def _register() -> None:
     for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
                     *variability_commands.COMMANDS, *darshan_commands.COMMANDS,
                     *store_commands.COMMANDS, *job_commands.COMMANDS,
-                    *doctor_commands.COMMANDS]:
+                    *doctor_commands.COMMANDS, *knowledge_commands.COMMANDS]:
         cli.add_command(command)
     cli.add_command(model_commands.fit_command, "fit")
     cli.add_command(model_commands.predict_command, "predict")
