@@ -132,11 +132,10 @@ class Budget:
 
     @classmethod
     def split(cls, total: int | None, noise: Noise | None = None,
-              source: str = "unknown", known: int = 0) -> Budget:
-        """``total`` with the race's reserve kept (:func:`race_reserve`; ``known``: the
-        configurations a knowledge base says to race, measured before the search)."""
+              source: str = "unknown") -> Budget:
+        """``total`` with the race's reserve kept (:func:`race_reserve`)."""
         sigma = None if noise is None else noise.sigma
-        return cls(total, race_reserve(total, sigma, known), noise=sigma,
+        return cls(total, race_reserve(total, sigma), noise=sigma,
                    noise_source=source if sigma is not None else "unknown")
 
     @property
@@ -156,7 +155,7 @@ class Budget:
         return dataclasses.replace(self, spent=spent)
 
 
-def race_reserve(total: int | None, sigma: float | None, known: int = 0) -> int:
+def race_reserve(total: int | None, sigma: float | None) -> int:
     """Runs kept for the race out of ``total`` at log spread ``sigma``.
 
     With the noise known: twice the runs of each of two configurations that confirming a
@@ -164,30 +163,16 @@ def race_reserve(total: int | None, sigma: float | None, known: int = 0) -> int:
     search must still find something to confirm); unknown: ``RACE_SHARE`` of the total,
     rounded. Without a total, twice ``RACE_SIZE``.
 
-    ``known`` configurations that a knowledge base says won for similar workloads are
-    measured first, so the search has something to confirm before it starts. When half
-    the total is less than :func:`known_confirmation_runs` (what bringing the default and
-    one configuration measured once each to ``MIN_RANK_RUNS`` runs takes, the fewest the
-    rank test confirms anything with: budgets under eight), half leaves the race unable to
-    confirm anything; then the known configurations take the search's place: it measures
-    them and nothing else, and the race keeps the rest. Otherwise, and with no known
-    configuration, the reserve is as above."""
+    A knowledge base's known configurations do not change it: letting them take the
+    search's place at small budgets (the race keeping the rest) was measured to miss more
+    (``benchmarks/knowledge.py``: where the known configuration is not this workload's
+    best, the one that is goes unmeasured)."""
     if total is None:
         return 2 * RACE_SIZE
     each = None if sigma is None else runs_to_confirm(REFERENCE_GAIN, Noise(sigma, 1))
     if each is None:
         return round(RACE_SHARE * total)
-    cap = total // 2
-    if known > 0 and cap < known_confirmation_runs():
-        cap = max(cap, total - known)
-    return min(2 * each, cap)
-
-
-def known_confirmation_runs() -> int:
-    """The race runs (the default's early repeat included) that bring the default and one
-    configuration, each measured once, to ``MIN_RANK_RUNS`` runs each, the fewest the rank
-    test can confirm anything with: ``2 x (MIN_RANK_RUNS - 1)``."""
-    return 2 * (MIN_RANK_RUNS - 1)
+    return min(2 * each, total // 2)
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     first, outside = matched_candidates(priors, candidates, context.key)
     knowledge = (None if priors is None else
                  KnowledgeUse(priors, tuple(first), outside, pooled))
-    split = Budget.split(total, noise, source, known=len(first))
+    split = Budget.split(total, noise, source)
     if split.search is not None:  # the default's early repeat is the race's, not the search's
         context.budget = split.search + repeated
     if progress:
