@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         f for f in chosen_files(args.kb_data, args.kb_files, args.split, "base")
         if sidecar_of(f).is_file()]
     judge_files = chosen_files(args.judge_data, args.judge_files, args.split, "judge")
-    if args.kb is None and not base_files:
+    if args.kb is None and not base_files and not args.quick:
         parser.error(f"--kb-data: no CSV with a {SIDECAR} sidecar matches in {args.kb_data}")
     lands = landscapes(judge_files)
     if not lands:
@@ -266,8 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     arms = [Arm(True, budgets[0]), *(Arm(False, b) for b in budgets)]
     with tempfile.TemporaryDirectory(prefix="iotune-kb-") as tmp:
         base = args.kb or Path(tmp) / "bench.kb"
-        built = "given" if args.kb else build_base(base_files, base)
-        priors = {land.name: priors_of(base, land.path) for land in lands}
+        if args.kb is None and not base_files:  # --quick on landscapes without sidecars
+            built, priors = "nothing to build: no sidecar", {}
+        else:
+            built = "given" if args.kb else build_base(base_files, base)
+            priors = {land.name: priors_of(base, land.path) for land in lands}
         tallies = run(lands, priors, arms, args.seeds, args.jobs)
     origin = (f"{args.kb.name}" if args.kb else
               f"{len(base_files)} files of {args.kb_data.name} ({built})")
