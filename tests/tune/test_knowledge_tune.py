@@ -52,7 +52,7 @@ def _priors(*settings: dict, noise: KnownNoise | None = None) -> Priors:
 
 def test_a_known_configuration_is_measured_right_after_the_default_and_confirmed(tmp_path):
     data = _landscape(tmp_path / "l.csv", {"": 10.0, "1": 9.8, "2": 10.2, "4": 5.0})
-    result = _tune(tmp_path, data, 6, _priors(FAST))
+    result = _tune(tmp_path, data, 8, _priors(FAST))
     first = min(result.evaluations, key=lambda e: e.order)
     assert first.settings == FAST
     assert result.recommendation == "tuned"
