@@ -111,7 +111,10 @@ def sidecar_of(csv: Path) -> Path:
 def chosen_files(folder: Path, pattern: str, split: str | None, half: str) -> list[Path]:
     """The CSVs of ``folder`` matching ``pattern``, sorted by name; with ``split``, those
     at even or odd places: ``half`` ``base`` takes ``split``'s places, ``judge`` the
-    others."""
+    others. A CSV given instead of a folder is the one file, whatever the glob and the
+    split say."""
+    if folder.is_file():
+        return [folder]
     files = sorted(folder.glob(pattern if pattern.endswith(".csv") else pattern + ".csv"))
     if split is None:
         return files
@@ -234,9 +237,10 @@ def report(lands: Sequence[Landscape], priors: dict[str, Any],
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb-data", type=Path, default=None,
-                        help="folder of CSVs with sidecars the base is built from")
+                        help="folder of CSVs with sidecars the base is built from (or one CSV)")
     parser.add_argument("--judge-data", type=Path, required=True,
-                        help="folder of CSVs (with sidecars) tuned with and without it")
+                        help="folder of CSVs (with sidecars) tuned with and without it (or "
+                             "one CSV)")
     parser.add_argument("--kb-files", default="*", help="glob of the base's files")
     parser.add_argument("--judge-files", default="*", help="glob of the judged files")
     parser.add_argument("--split", choices=("even", "odd"), default=None,
