@@ -95,9 +95,9 @@ class BuildReport:
 
 def collect_sources(given: Sequence[str | os.PathLike[str]]) -> tuple[list[Source], int]:
     """The files of the ``SOURCE`` arguments: a ``.csv`` file (its sidecar must be beside
-    it), a ``.jsonl`` file, or a folder walked for both (without following links; CSV
-    files without a sidecar are counted, not read). DataError naming the argument for a
-    missing path or a file of another kind."""
+    it), a ``.jsonl`` file, or a folder walked for both (regular files only, links not
+    followed; CSV files without a sidecar are counted, not read). DataError naming the
+    argument for a missing path or a file of another kind."""
     out: list[Source] = []
     unpaired = 0
     for raw in given:
@@ -107,6 +107,8 @@ def collect_sources(given: Sequence[str | os.PathLike[str]]) -> tuple[list[Sourc
                 dirs[:] = sorted(d for d in dirs if not d.endswith(".cache"))
                 for name in sorted(files):
                     file = Path(folder) / name
+                    if not file.is_file() or file.is_symlink():
+                        continue  # only regular files: a named pipe is never opened
                     if name.endswith(".csv"):
                         if sidecar_of(file).is_file():
                             out.append(Source("csv", file))

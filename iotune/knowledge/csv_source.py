@@ -23,12 +23,16 @@ import hashlib
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iotune.errors import DataError
 from iotune.knowledge.descriptor import from_sidecar
 from iotune.knowledge.ingest import Loader
 from iotune.knowledge.schema import PROVENANCES
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 #: What a CSV's runs measure, in ``workloads.measure``: the seconds its time column holds.
 MEASURE = "recorded_seconds"
@@ -60,7 +64,7 @@ def read_csv_source(loader: Loader, csv: Path, *, label: str | None = None,
     hashes of the CSV sources in it, updated). DataError naming the file, the line and
     the rule for a bad sidecar, column, cell or time."""
     from iotune.inputs import read_csv
-    from iotune.settings.values import SETTINGS, normalise_setting
+    from iotune.settings.values import SETTINGS
     from iotune.store.records import IDENTITY_COLUMNS, RESULT_COLUMNS
 
     sidecar = sidecar_of(csv)
@@ -84,53 +88,125 @@ def read_csv_source(loader: Loader, csv: Path, *, label: str | None = None,
             raise DataError(f"{csv}: column {column!r} is not a setting, {CORES} or a time "
                             "column (settings are named as iotune names them)")
     source = loader.begin("csv", content, size, label=label)
-    runs: dict[tuple[int, str], tuple[list[int], list[float]]] = {}
-    configs: dict[tuple[Any, ...], int] = {}
-    for index, row in enumerate(frame.itertuples(index=False, name=None)):
-        line = index + 2  # the header is line 1
-        cells = dict(zip(columns, row, strict=True))
-        if "status" in cells and not _missing(cells["status"]) and cells["status"] != "ok":
-            continue
-        time = _positive(cells[time_column])
-        if time is None:
-            raise DataError(f"{csv}: line {line}: {time_column} {cells[time_column]!r} is not "
-                            "a positive number of seconds")
-        provenance = "measured"
-        if "provenance" in cells and not _missing(cells["provenance"]):
-            provenance = str(cells["provenance"])
-            if provenance not in PROVENANCES:
-                raise DataError(f"{csv}: line {line}: provenance {provenance!r} is not one "
-                                f"of {', '.join(PROVENANCES)}")
-        ranks = workload.ranks
-        if CORES in cells and not _missing(cells[CORES]):
-            cores = _positive(cells[CORES])
-            if cores is None or cores != int(cores):
-                raise DataError(f"{csv}: line {line}: {CORES} {cells[CORES]!r} is not a "
-                                "positive integer number of ranks")
-            if ranks is not None and int(cores) != ranks:
-                raise DataError(f"{csv}: line {line}: {CORES} {int(cores)} differs from the "
-                                f"sidecar's ranks {ranks}")
-            ranks = int(cores)
-        values = tuple(cells[c] for c in settings_columns)
-        config = configs.get(values)
-        if config is None:
-            settings = {c: normalise_setting(c, v, f"{csv.name}: column {c!r}, line {line}")
-                        for c, v in zip(settings_columns, values, strict=True)
-                        if not _missing(v)}
-            config = configs[values] = loader.config_id(settings)
-        key = (ranks or 0, provenance)
-        ids, times = runs.setdefault(key, ([], []))
-        ids.append(config)
-        times.append(time)
+    frame = _usable_rows(frame, csv)
+    times = _times(frame, time_column, csv)
+    provenances = _provenances(frame, csv)
+    ranks = _ranks(frame, csv, workload.ranks)
+    config_ids = _config_ids(loader, frame, settings_columns, csv)
     count = 0
-    for (ranks, provenance), (ids, times) in runs.items():
-        described = replace(workload, ranks=ranks or None)
-        loader.add(source, provenance, loader.workload_id(system, described, MEASURE), ids,
-                   times)
-        count += len(times)
+    for scale in sorted(set(ranks.tolist())):
+        for provenance in sorted(set(provenances.tolist())):
+            rows = (ranks == scale) & (provenances == provenance)
+            if not rows.any():
+                continue
+            described = replace(workload, ranks=int(scale) or None)
+            loader.add(source, str(provenance),
+                       loader.workload_id(system, described, MEASURE),
+                       config_ids[rows], times[rows])
+            count += int(rows.sum())
     loader.end(source)
     known.add(content)
     return count
+
+
+def _usable_rows(frame: pd.DataFrame, csv: Path) -> pd.DataFrame:
+    """The rows of runs that finished (a ``status`` column other than ``ok`` leaves a row
+    out), with each row's line number in the file as the index."""
+    frame = frame.set_axis(range(2, len(frame) + 2))  # the header is line 1
+    if "status" in frame.columns:
+        status = frame["status"]
+        frame = frame[status.isna() | (status == "ok")]
+    return frame
+
+
+def _first_bad(frame: pd.DataFrame, bad: np.ndarray) -> tuple[int, Any]:
+    """The file line and the position of the first row ``bad`` marks."""
+    import numpy as np
+
+    index = int(np.flatnonzero(bad)[0])
+    return int(frame.index[index]), index
+
+
+def _times(frame: pd.DataFrame, column: str, csv: Path) -> np.ndarray:
+    import numpy as np
+    import pandas as pd
+
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(values) & (values > 0))
+    if bad.any():
+        line, index = _first_bad(frame, bad)
+        raise DataError(f"{csv}: line {line}: {column} {frame[column].iloc[index]!r} is not a "
+                        "positive number of seconds")
+    return values
+
+
+def _provenances(frame: pd.DataFrame, csv: Path) -> np.ndarray:
+    import numpy as np
+
+    if "provenance" not in frame.columns:
+        return np.full(len(frame), "measured", dtype=object)
+    values = frame["provenance"].fillna("measured").astype(str).to_numpy(dtype=object)
+    bad = ~np.isin(values, PROVENANCES)
+    if bad.any():
+        line, index = _first_bad(frame, bad)
+        raise DataError(f"{csv}: line {line}: provenance {values[index]!r} is not one of "
+                        f"{', '.join(PROVENANCES)}")
+    return values
+
+
+def _ranks(frame: pd.DataFrame, csv: Path, given: int | None) -> np.ndarray:
+    """Each row's ranks: the ``cores`` cell, else the sidecar's (0: unknown)."""
+    import numpy as np
+    import pandas as pd
+
+    if CORES not in frame.columns:
+        return np.full(len(frame), given or 0, dtype=np.int64)
+    raw = frame[CORES]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    missing = raw.isna().to_numpy()
+    bad = ~missing & ~(np.isfinite(values) & (values > 0) & (values == np.round(values)))
+    if bad.any():
+        line, index = _first_bad(frame, bad)
+        raise DataError(f"{csv}: line {line}: {CORES} {raw.iloc[index]!r} is not a positive "
+                        "integer number of ranks")
+    values = np.where(missing, given or 0, values).astype(np.int64)
+    if given is not None:
+        differ = values != given
+        if differ.any():
+            line, index = _first_bad(frame, differ)
+            raise DataError(f"{csv}: line {line}: {CORES} {int(values[index])} differs from "
+                            f"the sidecar's ranks {given}")
+    return values
+
+
+def _config_ids(loader: Loader, frame: pd.DataFrame, columns: list[str], csv: Path
+                ) -> np.ndarray:
+    """Each row's configuration id: the distinct rows of settings cells are normalised
+    once each (:func:`iotune.settings.values.normalise_setting`; ConfigError naming the
+    column and line of a bad cell); empty cells are settings left unset."""
+    import numpy as np
+
+    from iotune.settings.values import normalise_setting
+
+    if not columns:
+        return np.full(len(frame), loader.config_id({}), dtype=np.int32)
+    import pandas as pd
+
+    cells = frame[columns]
+    # Rows with equal cells hash equal (empty cells too); 64-bit hashes of a file's few
+    # configurations do not collide in practice, and a hash per row is vectorised where
+    # a group-by over columns of mixed types is not.
+    hashes = pd.util.hash_pandas_object(cells, index=False).to_numpy()
+    _, first, groups = np.unique(hashes, return_index=True, return_inverse=True)
+    ids = np.empty(len(first), dtype=np.int32)
+    for group, (index, row) in enumerate(zip(first, cells.iloc[first].to_dict("records"),
+                                             strict=True)):
+        line = int(frame.index[index])
+        settings = {str(c): normalise_setting(str(c), v, f"{csv.name}: column {c!r}, "
+                                                         f"line {line}")
+                    for c, v in row.items() if not _missing(v)}
+        ids[group] = loader.config_id(settings)
+    return ids[groups]
 
 
 def _time_column(columns: list[str], operation: str | None) -> str | None:
@@ -144,10 +220,3 @@ def _time_column(columns: list[str], operation: str | None) -> str | None:
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
-
-def _positive(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number > 0 else None

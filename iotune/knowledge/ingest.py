@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iotune.knowledge.descriptor import SystemKey, WorkloadDescriptor
-from iotune.knowledge.schema import DESCRIPTOR_COLUMNS, PROVENANCES
+from iotune.knowledge.schema import DESCRIPTOR_COLUMNS, PROVENANCES, TABLES
 from iotune.store import now_iso
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ class Loader:
         self._next_source = int(last[0] if last else 0) + 1
         self._new_workloads: list[tuple[Any, ...]] = []
         self._new_configs: list[tuple[Any, ...]] = []
+        self._new_sources: list[tuple[Any, ...]] = []
         self._columns: dict[str, list[np.ndarray]] = {
             "source_id": [], "workload_id": [], "config_id": [], "provenance": [],
             "time_s": []}
@@ -167,21 +168,24 @@ class Loader:
                          source.label))
             if runs:
                 self.added.runs[provenance] = self.added.runs.get(provenance, 0) + runs
-        self.con.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self._new_sources += rows
         self.added.sources += 1
 
+    def flush_rows(self) -> None:
+        """Insert the new sources, workloads and configurations buffered (one insert per
+        table: DuckDB's row-at-a-time inserts cost milliseconds each)."""
+        for table, rows in (("sources", self._new_sources), ("workloads", self._new_workloads),
+                            ("configurations", self._new_configs)):
+            if rows:
+                _insert_rows(self.con, table, rows)
+                rows.clear()
+
     def flush(self) -> None:
-        """Insert what is buffered: new workloads and configurations, then the runs."""
+        """Insert what is buffered: new sources, workloads and configurations, then the
+        runs."""
         import pandas as pd
 
-        if self._new_workloads:
-            self.con.executemany(
-                f"INSERT INTO workloads VALUES ({', '.join('?' * 17)})", self._new_workloads)
-            self._new_workloads = []
-        if self._new_configs:
-            self.con.executemany("INSERT INTO configurations VALUES (?, ?, ?, ?)",
-                                 self._new_configs)
-            self._new_configs = []
+        self.flush_rows()
         if not self._buffered:
             return
         import numpy as np
@@ -197,3 +201,17 @@ class Loader:
         for parts in self._columns.values():
             parts.clear()
         self._buffered = 0
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]]
+                 ) -> None:
+    """Append ``rows`` (tuples in the table's column order) to ``table`` in one insert."""
+    import pandas as pd
+
+    names = [name for name, _, _ in TABLES[table]]
+    frame = pd.DataFrame.from_records(rows, columns=names)
+    con.register("knowledge_rows", frame)
+    try:
+        con.execute(f"INSERT INTO {table} SELECT {', '.join(names)} FROM knowledge_rows")
+    finally:
+        con.unregister("knowledge_rows")

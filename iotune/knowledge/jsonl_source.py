@@ -86,6 +86,7 @@ def _prefix_sha256(path: Path, size: int) -> str:
 
 def _resume_at(loader: Loader, path: Path, head: str, end: int) -> int:
     """The byte after what an earlier build read of this journal (0: none)."""
+    loader.flush_rows()
     rows = loader.con.execute(
         "SELECT DISTINCT bytes, content_sha256 FROM sources WHERE head_sha256 = ? "
         "AND kind IN ('store', 'journal') ORDER BY bytes DESC", [head]).fetchall()

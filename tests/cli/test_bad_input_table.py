@@ -44,6 +44,14 @@ BIG_CONFIG = GOOD_CONFIG + "# " + "x" * (4 * 2**20 - len(GOOD_CONFIG) - 2 + 1)
 GOOD_CSV = "cores,cb_nodes,write_time\n4,,2.0\n4,1,1.5\n4,2,1.0\n4,,2.1\n"
 JOB_START = ("job", "start", "--tag", "x", "--job-id", "1")
 JOB_FINISH = ("job", "finish", "--tag", "x", "--job-id", "1", "--seconds", "3")
+#: A workload sidecar for the knowledge base's cases (a replay CSV's system and workload).
+KB_SIDECAR = "system: cori\nfile_system: lustre\nlayer: hdf5\noperation: write\n"
+
+
+def landscape(csv: str = GOOD_CSV, sidecar: str = KB_SIDECAR) -> dict[str, str]:
+    """``d.csv`` and its sidecar ``d.workload.yaml``, for a case's ``files``."""
+    return {"d_csv": csv, "d.workload.yaml": sidecar}
+
 #: Seconds a case with a named pipe may take: a refusal needs no wait, an open pipe waits
 #: for ever (the issue's bound for every bad input is 2 s).
 PIPE_SECONDS = 2.0
@@ -751,6 +759,74 @@ CASES = [
          **config("system: {launcher: nope}\n")),
     case("doctor", "-c", "bad.yaml", says=("system.mpi_io", "is not one of"),
          **config("system: {mpi_io: ompio}\n")),
+    # knowledge: build, show, check (a knowledge base is data only; a failed build
+    # leaves no file behind)
+    case("knowledge", "build", "-o", "kb.duckdb", says=("Missing argument", "SOURCES")),
+    case("knowledge", "build", "data.csv", says=("Missing option", "-o")),
+    case("knowledge", "build", "nothere.csv", "-o", "kb.duckdb",
+         says=("nothere.csv", "does not exist")),
+    case("knowledge", "build", "data.csv", "-o", "kb.duckdb",
+         says=("data.csv", "no workload sidecar", "data.workload.yaml")),
+    case("knowledge", "build", "text.txt", "-o", "kb.duckdb",
+         says=("text.txt", "not a .csv landscape")),
+    case("knowledge", "build", "p.jsonl", "-o", "kb.duckdb", fifos=("p.jsonl",),
+         says=("p.jsonl", "not a regular file")),
+    case("knowledge", "build", "d.csv", "-o", "nodir/kb.duckdb", **landscape(),
+         says=("-o", "nodir", "does not exist")),
+    case("knowledge", "build", "d.csv", "-o", "text.txt", **landscape(),
+         says=("-o", "text.txt", "not a knowledge base")),
+    case("knowledge", "build", "d.csv", "-o", "good.yaml", **landscape(),
+         says=("-o", "good.yaml", "not a knowledge base")),
+    case("knowledge", "build", "d.csv", "-o", ".", **landscape(), says=("is a directory",)),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape(sidecar="file_system: lustre\n"),
+         says=("d.workload.yaml", "system", "missing")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape(sidecar=KB_SIDECAR + "byte_per_rank: 4\n"),
+         says=("'byte_per_rank'", "not a workload sidecar key", "bytes_per_rank")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape(sidecar=KB_SIDECAR + "ranks: -4\n"),
+         says=("ranks", "-4", "positive integer")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape(sidecar=KB_SIDECAR + "ranks: true\n"), says=("ranks", "True", "positive")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape(sidecar="system: cori\noperation: append\n"),
+         says=("operation", "'append'", "one of write, read")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape(sidecar=KB_SIDECAR + "mpi: [1, 2]\n"), says=("mpi", "not a non-empty text")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb", **landscape(sidecar="[1, 2]\n"),
+         says=("d.workload.yaml", "is a mapping")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb", **landscape(sidecar="system: [\n"),
+         says=("d.workload.yaml", "malformed YAML")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape("cores,cb_nodez,write_time\n4,1,2.0\n"),
+         says=("d.csv", "'cb_nodez'", "not a setting")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape("cores,cb_nodes,write_time\n4,1,-2.0\n"),
+         says=("d.csv", "line 2", "write_time", "positive number")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape("cores,cb_nodes,write_time\n4,0,2.0\n"), says=("cb_nodes", "line 2")),
+    case("knowledge", "build", "d.csv", "-o", "kb.duckdb",
+         **landscape("cores,cb_nodes,write_time\n8,1,2.0\n", KB_SIDECAR + "ranks: 4\n"),
+         says=("cores 8", "sidecar's ranks 4")),
+    case("knowledge", "build", "text.jsonl", "-o", "kb.duckdb", text_jsonl="hello\n",
+         says=("text.jsonl", "not an iotune store")),
+    case("knowledge", "build", "data.csv", "-o", "kb.duckdb", "--nope",
+         says=("No such option", "--nope")),
+    case("knowledge", "show", "nothere.kb", says=("nothere.kb", "knowledge base not found")),
+    case("knowledge", "show", "text.txt", says=("text.txt", "not a knowledge base")),
+    case("knowledge", "show", ".", says=("is a directory", "not a knowledge base")),
+    case("knowledge", "show", "bin.dat", says=("bin.dat", "not a knowledge base")),
+    case("knowledge", "show", "st.jsonl", says=("st.jsonl", "not a knowledge base")),
+    case("knowledge", "show", "nothere.kb", "--system", " ", says=("--system", "empty")),
+    case("knowledge", "check", "nothere.kb", says=("nothere.kb", "knowledge base not found")),
+    case("knowledge", "check", "p.kb", fifos=("p.kb",), says=("p.kb", "not a regular file")),
+    case("knowledge", "check", "s.kb", s_kb=b"SQLite format 3\x00" + bytes(4080),
+         says=("s.kb", "not a knowledge base")),
+    case("knowledge", "check", "d.kb", d_kb=bytes(8) + b"DUCK" + bytes(4084) * 3,
+         says=("d.kb", "knowledge base")),
+    case("knowledge", "check", "good.yaml", says=("good.yaml", "not a knowledge base")),
+    case("knowledge", "check", says=("Missing argument", "BASE")),
     # a knowledge base for a tune (--knowledge, tune.knowledge, IOTUNE_KNOWLEDGE) and for
     # a production campaign (job start --knowledge --workload)
     case("tune", *SIM, "--cores", "4", "--knowledge", "nothere.kb",
