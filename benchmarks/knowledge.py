@@ -17,7 +17,20 @@ sorted order, the judges from the others. Per file and overall, each arm prints:
 - ``flat kept``: on files where nothing is 10% faster, seeds that kept the default.
 
 The knowledge arm runs at the first budget of ``--budgets``, the cold arms at every
-budget. The last line is ``summary: knowledge B6 missed M1/C1 slower S1; cold B6 missed
+budget. Beside them, the floor of any tune that must confirm a change by the race's rule
+at the first budget: an oracle that knows a configuration at least 10% faster spends the
+baseline and that budget on it and the default alone and lets the race decide
+(:func:`landscapes_lib.race_oracle`, the replay's draws for seeds ``0 ..
+--oracle-seeds - 1``). Per file it prints the share of seeds missed when the oracle knows
+the best configuration by the truth (``best``) and when it knows, per file, the one the
+race confirms most often (``most``); overall, ``oracle B6 (race rule, best known) missed
+X/C``, the same for ``most confirmable known``, and for ``any``: a seed missed only when
+no configuration at least 10% faster is confirmed (a clairvoyant choice per seed). No tune
+that confirms by the race's rule at that budget misses a smaller share than ``any`` (but
+for the chance of its own seeds): at budget 6 the race confirms only with three runs of a
+configuration against three of the default, so it cannot confirm two. When that share is
+above the last cold arm's, the target cannot be met at that budget, and the output says
+so. The last line is ``summary: knowledge B6 missed M1/C1 slower S1; cold B6 missed
 M2/C2; cold B12 missed M3/C3`` (the first and last budgets). Before it, the issue's
 targets: the knowledge arm misses no larger a share of chances than the cold arm at the
 last budget, recommends a change more than 2% slower in at most 1% of seeds, and keeps the
@@ -49,7 +62,9 @@ from landscapes_lib import (  # noqa: E402
     Landscape,
     LandscapeError,
     Outcome,
+    RaceOracle,
     describe,
+    race_oracle,
     run_one,
 )
 from quick_mode import add_quick, apply_quick  # noqa: E402
@@ -63,6 +78,10 @@ SUMMARY = (r"^summary: knowledge B\d+ missed \d+/\d+ slower \d+; cold B\d+ misse
 #: of seeds keeping the default where nothing is 10% faster.
 MAX_SLOWER = 0.01
 MIN_KEPT_FLAT = 0.95
+#: Seeds of the race-rule oracle per file: its misses on files whose configurations were
+#: recorded more than three times are shares of the seeds' draws, and 100 seeds put a
+#: file's share within about 0.05 (one standard error at a share of 0.5).
+ORACLE_SEEDS = 100
 #: A workload sidecar's suffix beside its CSV.
 SIDECAR = ".workload.yaml"
 
@@ -182,23 +201,71 @@ def run(lands: Sequence[Landscape], priors: dict[str, Any], arms: Sequence[Arm],
             for key, found in grouped.items()}
 
 
+def oracles(lands: Sequence[Landscape], budget: int, seeds: int,
+            jobs: int) -> dict[str, RaceOracle]:
+    """Each file's :func:`landscapes_lib.race_oracle` at ``budget`` over ``seeds`` seeds."""
+    work = [(land, budget, seeds) for land in lands]
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            found = list(pool.map(_oracle_of, work))
+    else:
+        found = [_oracle_of(item) for item in work]
+    return {land.name: oracle for land, oracle in zip(lands, found, strict=True)}
+
+
+def _oracle_of(item: tuple[Landscape, int, int]) -> RaceOracle:
+    return race_oracle(*item)
+
+
+def _oracle_cell(oracle: RaceOracle) -> str:
+    if not oracle.gain:
+        return " ".join(f"{'-':>4}" for _ in range(3))
+    return " ".join(f"{1 - confirmed / oracle.seeds:4.2f}"
+                    for confirmed in (oracle.best, oracle.most, oracle.any))
+
+
+def oracle_lines(found: dict[str, RaceOracle], budget: int,
+                 target: tuple[int, int], target_arm: str) -> list[str]:
+    """The oracle's overall lines at ``budget``, and whether ``target`` (the misses and
+    chances of ``target_arm``) is below its floor."""
+    chances = [o for o in found.values() if o.gain]
+    total = sum(o.seeds for o in chances)
+    missed_by = {what: sum(o.seeds - getattr(o, field) for o in chances)
+                 for what, field in (("best known", "best"), ("most confirmable known", "most"),
+                                     ("any", "any"))}
+    lines = [f"oracle B{budget} (race rule, {what}) missed {missed}/{total} "
+             f"({missed / max(1, total):.0%})" for what, missed in missed_by.items()]
+    missed, had = target
+    if total and had:
+        floor, share = missed_by["any"] / total, missed / had
+        lines.append(f"floor at B{budget}: a tune confirming by the race's rule misses "
+                     f"{floor:.1%} of chances or more; {target_arm} misses {share:.1%}: "
+                     + ("the target is below the floor, not reachable at this budget"
+                        if floor > share else "the target is above the floor"))
+    return lines
+
+
 def _cell(tally: Tally) -> str:
     missed, chances = tally.missed
     return f"{missed:>2}/{chances:<3} {tally.slower:>3} {tally.runs:5.1f}"
 
 
 def report(lands: Sequence[Landscape], priors: dict[str, Any],
-           tallies: dict[tuple[str, str], Tally], arms: Sequence[Arm]) -> list[str]:
-    """The per-file table, the overall lines, the targets and the summary line."""
+           tallies: dict[tuple[str, str], Tally], arms: Sequence[Arm],
+           found: dict[str, RaceOracle]) -> list[str]:
+    """The per-file table, the overall lines, the oracle's floor, the targets and the
+    summary line."""
     head = "".join(f"  {arm.name + ' missed slower runs':>28}" for arm in arms)
-    lines = [f"{'file':<28}{head}  knowledge"]
+    oracle_head = f"oracle B{arms[0].budget} best most  any"
+    lines = [f"{'file':<28}{head}  {oracle_head:>20}  knowledge"]
     for land in lands:
         known = priors.get(land.name)
         said = ("no sidecar" if known is None else "nothing similar" if known.empty else
                 f"{len(known.candidates)} candidates, noise "
                 + ("-" if known.noise is None else f"{known.noise.sigma:.2f}"))
         lines.append(f"{land.name:<28}" + "".join(
-            f"  {_cell(tallies[(land.name, arm.name)]):>28}" for arm in arms) + f"  {said}")
+            f"  {_cell(tallies[(land.name, arm.name)]):>28}" for arm in arms)
+            + f"  {_oracle_cell(found[land.name]):>20}  {said}")
     overall: dict[str, Tally] = {}
     for arm in arms:
         mine = [tallies[(land.name, arm.name)] for land in lands]
@@ -214,6 +281,7 @@ def report(lands: Sequence[Landscape], priors: dict[str, Any],
     first, last = arms[0], arms[-1]
     mk, ck = overall[first.name].missed
     ml, cl = overall[last.name].missed
+    lines += oracle_lines(found, first.budget, (ml, cl), last.name)
     flat = [tallies[(land.name, first.name)] for land in lands
             if tallies[(land.name, first.name)].flat]
     kept, seeds = sum(t.kept for t in flat), sum(len(t.outcomes) for t in flat)
@@ -252,9 +320,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budgets", default="6,12")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=1)
-    add_quick(parser, "budgets 6,12, 1 seed")
-    args = apply_quick(parser, parser.parse_args(argv), budgets="6,12", seeds=1)
+    parser.add_argument("--oracle-seeds", type=int, default=ORACLE_SEEDS,
+                        help="seeds of the race-rule oracle per file (default "
+                             f"{ORACLE_SEEDS})")
+    add_quick(parser, "budgets 6,12, 1 seed, 2 oracle seeds")
+    args = apply_quick(parser, parser.parse_args(argv), budgets="6,12", seeds=1,
+                       oracle_seeds=2)
     budgets = [int(b) for b in args.budgets.split(",")]
+    if args.oracle_seeds < 1:
+        parser.error(f"--oracle-seeds: {args.oracle_seeds} is not a positive number of seeds")
     if (args.kb is None) == (args.kb_data is None):
         parser.error("--kb-data: give the folder to build the base from, or --kb (one of "
                      "the two)")
@@ -276,12 +350,13 @@ def main(argv: list[str] | None = None) -> int:
             built = "given" if args.kb else build_base(base_files, base)
             priors = {land.name: priors_of(base, land.path) for land in lands}
         tallies = run(lands, priors, arms, args.seeds, args.jobs)
+    found = oracles(lands, budgets[0], args.oracle_seeds, args.jobs)
     origin = (f"{args.kb.name}" if args.kb else
               f"{len(base_files)} files of {args.kb_data.name} ({built})")
     print(f"knowledge: base {origin}; "
           f"{len(lands)} judged files of {args.judge_data.name}; default strategy, "
           f"{args.seeds} seeds (REPLAYED)")
-    print("\n".join(report(lands, priors, tallies, arms)))
+    print("\n".join(report(lands, priors, tallies, arms, found)))
     return 0
 
 
