@@ -53,6 +53,8 @@ WITHIN = 1.05
 SLOWER = 1.02
 #: A configuration is a real gain when the default's true time is at least this times its own.
 FASTER = 1.1
+#: The time a replayed tune minimises (the tune's default target): a replayed run's one time.
+TIME_TARGET = "write"
 
 
 class LandscapeError(ValueError):
@@ -208,13 +210,16 @@ def true_times(backend: ReplayBackend, cores: int) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Job:
-    """One tune to run: a landscape, a strategy with its ``options``, a budget, a seed."""
+    """One tune to run: a landscape, a strategy with its ``options``, a budget, a seed, and
+    the knowledge base's ``priors`` for it (:class:`iotune.knowledge.priors.Priors`; None:
+    a tune without a knowledge base)."""
 
     landscape: Landscape
     strategy: str
     budget: int
     seed: int
     options: tuple[tuple[str, Any], ...] = ()
+    priors: Any = None
 
 
 @dataclass(frozen=True)
@@ -296,7 +301,7 @@ def replayed_tune(job: Job, workdir: Path) -> tuple[TuneResult, ReplayBackend, i
         trained = counts["ran"]
     result = tune(config, backend, Store(config.store), kernel=config.kernel.name,
                   cores=land.target, strategy=job.strategy, budget=job.budget, fresh=True,
-                  strategy_options=dict(job.options))
+                  strategy_options=dict(job.options), priors=job.priors)
     return result, backend, trained
 
 
@@ -321,3 +326,77 @@ def run_one(job: Job) -> Outcome:
     """:func:`judged_tune` in a fresh temporary store (for a process pool)."""
     with tempfile.TemporaryDirectory(prefix="iotune-bench-") as tmp:
         return judged_tune(job, Path(tmp))
+
+
+def raced_alone(backend: ReplayBackend, cores: int, settings: dict[str, Any], seed: int,
+                budget: int) -> bool:
+    """Whether the race (:func:`iotune.strategies.racing.race`, its own rule at its own
+    ``CONFIDENCE``) recommends ``settings`` over the default when a tune at ``cores`` spends
+    its baseline and its whole ``budget`` on those two alone, drawing as the replay backend
+    draws for ``seed``: repetition ``rep`` of a configuration is
+    :func:`~iotune.backends.replay.replay_index` of its key, the very draws a tune with that
+    seed sees for them. Each is measured once (the default's first run being the baseline,
+    outside the budget as in a tune), then the race spends the rest until decided: at
+    budget 6, three runs each, and a seventh only where those three do not decide (it
+    cannot then confirm: at 3 and 4 runs the rank test needs every run of one faster than
+    every run of the other, as at 3 and 3).
+
+    This is what an oracle that knows the configuration can do at that budget when a
+    change must still be confirmed by the race's rule on this workload's runs."""
+    import copy
+
+    from iotune.backends.base import RunRequest
+    from iotune.store.records import Measurement
+    from iotune.strategies.base import Evaluation
+    from iotune.strategies.racing import race
+
+    seeded = copy.copy(backend)
+    seeded.seed = seed  # what replay_config(..., seed) gives, without reading the CSV again
+
+    def evaluation(wanted: dict[str, Any], order: int) -> Evaluation:
+        request = RunRequest(seeded.kernel, cores, wanted, seeded.params)
+        return Evaluation(dict(wanted), request.key, order=order)
+
+    def again(e: Evaluation) -> bool:
+        request = RunRequest(seeded.kernel, cores, e.settings, seeded.params)
+        measurement = Measurement.from_record(seeded.measure(request, len(e.measurements)))
+        e.measurements.append(measurement)
+        e.times.append(measurement.time_for(TIME_TARGET))
+        return True
+
+    default, chosen = evaluation({}, 0), evaluation(settings, 1)
+    again(default)
+    again(chosen)
+    choice = race(default, lambda: [chosen], again, max(0, budget - 1))
+    return not choice.recommend_default
+
+
+@dataclass(frozen=True)
+class RaceOracle:
+    """:func:`raced_alone` over seeds for one landscape. ``gain``: its best configuration
+    (by median) is :data:`FASTER` than the default (the file has chances). Of ``seeds``
+    seeds, ``best`` confirm the best configuration by median; ``most`` confirm the
+    configuration at least 10% faster that is confirmed in the most seeds; ``any`` confirm
+    at least one configuration at least 10% faster (a clairvoyant choice per seed: no tune
+    that must confirm by the race's rule at that budget confirms in more seeds)."""
+
+    gain: bool
+    best: int
+    most: int
+    any: int
+    seeds: int
+
+
+def race_oracle(landscape: Landscape, budget: int, seeds: int) -> RaceOracle:
+    """:class:`RaceOracle` of ``landscape`` at ``budget`` over seeds ``0 .. seeds - 1``."""
+    backend = open_backend(landscape.path)
+    recorded = backend.recorded(landscape.target)
+    default = next(r for r in recorded if not r.settings)
+    gains = sorted((r for r in recorded if r.settings and r.median * FASTER <= default.median),
+                   key=lambda r: r.median)
+    if not gains:
+        return RaceOracle(False, 0, 0, 0, seeds)
+    confirmed = np.array([[raced_alone(backend, landscape.target, r.settings, s, budget)
+                           for s in range(seeds)] for r in gains], dtype=bool)
+    return RaceOracle(True, int(confirmed[0].sum()), int(confirmed.sum(axis=1).max()),
+                      int(confirmed.any(axis=0).sum()), seeds)

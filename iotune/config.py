@@ -119,6 +119,10 @@ class TuneConfig:
     min_idle: int = 2
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     target: str = TARGETS[0]
+    #: ``tune.knowledge``: a knowledge base's path (absolute, against the config's folder),
+    #: :data:`KNOWLEDGE_OFF` to use none whatever ``IOTUNE_KNOWLEDGE`` says, or None (not
+    #: set: the environment's, if any; see :mod:`iotune.cli.knowledge_option`).
+    knowledge: str | None = None
 
     def options_for(self, strategy: str) -> dict[str, Any]:
         """The options the config sets for ``strategy`` (none: the strategy's defaults)."""
@@ -337,7 +341,7 @@ def build_config(raw: Any, base: Path, source: Path | None = None) -> Config:
     store = Path(top.text("store", default=str(Config(path=None).store)))
     return Config(
         path=source, system=system, kernel=kernel, space=space, train=train,
-        tune=_tune(top.raw.get("tune")), backend=_backend(top.raw.get("backend"), base),
+        tune=_tune(top.raw.get("tune"), base), backend=_backend(top.raw.get("backend"), base),
         store=store if store.is_absolute() else base / store,
     )
 
@@ -433,14 +437,18 @@ def _train(raw: Any, kernel: str) -> TrainConfig:
     )
 
 
+#: The word that switches a knowledge base off in ``tune.knowledge``, ``--knowledge`` and
+#: ``IOTUNE_KNOWLEDGE`` (a file called ``none`` is given as ``./none``).
+KNOWLEDGE_OFF = "none"
+
 #: ``tune.<key>`` shorthand for ``tune.options.model.<key>`` (the paper's knobs).
 MODEL_SHORTHAND = {"top_k": 1, "top_k_refit": 1, "refit_rounds": 0, "max_terms": 1}
 
 
-def _tune(raw: Any) -> TuneConfig:
+def _tune(raw: Any, base: Path) -> TuneConfig:
     t = _Section(raw, "tune", (*MODEL_SHORTHAND, "repetitions", "statistic", "strategy",
                                "budget", "seed", "state_aware", "busy_repeats", "min_idle",
-                               "options", "target"), TuneConfig())
+                               "options", "target", "knowledge"), TuneConfig())
     state_aware = t.raw.get("state_aware", False)
     if not isinstance(state_aware, bool):
         raise ConfigError(f"tune.state_aware: {state_aware!r} is not true or false")
@@ -460,7 +468,17 @@ def _tune(raw: Any) -> TuneConfig:
         min_idle=t.int("min_idle", maximum=MAX_REPETITIONS),
         options=options,
         target=t.text("target", TARGETS),
+        knowledge=_knowledge(t.optional_text("knowledge"), base),
     )
+
+
+def _knowledge(value: str | None, base: Path) -> str | None:
+    """``tune.knowledge``: :data:`KNOWLEDGE_OFF`, or a path made absolute against the
+    config's folder (whether it is a knowledge base is checked when a tune opens it)."""
+    if value is None or value == KNOWLEDGE_OFF:
+        return value
+    path = Path(os.path.expandvars(value)).expanduser()
+    return str(path if path.is_absolute() else base / path)
 
 
 def _strategy_options(raw: Any) -> dict[str, dict[str, Any]]:

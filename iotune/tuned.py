@@ -283,6 +283,7 @@ def _fields() -> dict[str, Check]:
         "unverified": _optional(_mapping),
         "model": _optional(_model),
         "undecided": _optional(_mapping),
+        "knowledge": _optional(_mapping),  # what a knowledge base contributed; never read
     }
 
 

@@ -41,8 +41,10 @@ def assert_decided_or_spent(document: dict, budget: int, output: str) -> None:
 
 def isolate(monkeypatch: pytest.MonkeyPatch, xdg: Path) -> None:
     """No config from ``$IOTUNE_CONFIG`` or the user's config directory (``xdg`` stands in
-    for it) and no Slurm job around, whatever the machine running the tests has."""
+    for it), no knowledge base from ``$IOTUNE_KNOWLEDGE`` and no Slurm job around, whatever
+    the machine running the tests has."""
     monkeypatch.delenv("IOTUNE_CONFIG", raising=False)
+    monkeypatch.delenv("IOTUNE_KNOWLEDGE", raising=False)  # a site-wide knowledge base
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
     for variable in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
         monkeypatch.delenv(variable, raising=False)

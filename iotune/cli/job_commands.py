@@ -42,6 +42,7 @@ from iotune.production.jobs import (
     status,
     tuned_candidates,
 )
+from iotune.production.knowledge import knowledge_candidates
 from iotune.production.rule import CONFIDENCE, DRIFT_EVERY, Prior
 from iotune.production.settle import write_settled
 from iotune.production.time_limit import (
@@ -95,6 +96,15 @@ def job_group() -> None:
               help="A tuned file (iotune tune -o): its recommended settings, then its "
                    "best found and runner-up (what a tune that kept the default could "
                    "not confirm), may be tried. Give the best-ranked first. Repeatable.")
+@click.option("--knowledge", "knowledge", type=click.Path(path_type=Path), default=None,
+              metavar="KB",
+              help="Without --candidate: a knowledge base (iotune knowledge build) whose "
+                   "configurations that won for similar workloads on this system are the "
+                   "candidates, under the same risk bound. Needs --workload.")
+@click.option("--workload", "workload", type=click.Path(path_type=Path), default=None,
+              metavar="FILE",
+              help="With --knowledge: the application's workload descriptor (the keys of a "
+                   "FILE.workload.yaml sidecar, system included; docs/knowledge.md).")
 @click.option("--format", "fmt", type=click.Choice([f for f in FORMATS if f != "h5py"]),
               default="preload", show_default=True, help="Lines to print (as iotune apply).")
 @click.option("--time-limit", "time_limit", default=None,
@@ -102,7 +112,8 @@ def job_group() -> None:
                    "past it (and 10 minutes more) a job that never finished counts as lost. "
                    "Default: Slurm's limit of the job, else 48 hours.")
 def start_command(store_path: Path, tag: str, job_id: str | None,
-                  candidates: tuple[Path, ...], fmt: str, time_limit: str | None) -> None:
+                  candidates: tuple[Path, ...], knowledge: Path | None,
+                  workload: Path | None, fmt: str, time_limit: str | None) -> None:
     """Choose this job's configuration, record the choice, print its job-script lines.
 
     \b
@@ -110,9 +121,11 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
       eval "$(iotune job start --tag ckpt-512 --candidate tuned.yaml)"
       iotune_run srun ./app ...
       iotune job finish --tag ckpt-512 --seconds "$IO_SECONDS"
+      eval "$(iotune job start --tag ckpt-512 --knowledge site.kb --workload ckpt.yaml)"
     """
     if time_limit is not None:
         parse_time_limit(time_limit)  # checked before anything else is read
+    _check_knowledge_options(knowledge, workload, candidates)
     ident = _job_id(job_id)
     store = Store(store_path).check_writable()
     configs: list[dict[str, Any]] = []
@@ -128,6 +141,9 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
         configs += [c for c, _ in offered]
         priors += [p for _, p in offered]
         sources += [f"{path} ({offered_as(doc, c)})" for c, _ in offered]
+    if knowledge is not None and workload is not None:
+        configs, sources = _knowledge_candidates(knowledge, workload)
+        priors = [None] * len(configs)
     limit = job_time_limit(time_limit, os.environ)
     choice, config = start_job(store, tag, ident, configs, priors, limit, sources)
     settings, files = split_configuration(config)
@@ -147,6 +163,42 @@ def start_command(store_path: Path, tag: str, job_id: str | None,
     click.echo(render(shown, fmt, hints_file=f"iotune-romio-hints-{ident}",
                       settings_file=f"iotune-preload-settings-{ident}")
                if settings or files else default_lines(shown))
+
+
+def _check_knowledge_options(knowledge: Path | None, workload: Path | None,
+                             candidates: tuple[Path, ...]) -> None:
+    """ConfigError when ``--knowledge`` and ``--workload`` are not given together, or are
+    given with ``--candidate`` (a tuned file's candidates are this application's own)."""
+    if knowledge is not None and candidates:
+        raise ConfigError("--knowledge: offers candidates when no tuned file is given; give "
+                          "--candidate or --knowledge, not both")
+    if knowledge is not None and workload is None:
+        raise ConfigError("--knowledge: needs --workload FILE, the application's workload "
+                          "descriptor (the keys of a FILE.workload.yaml sidecar)")
+    if workload is not None and knowledge is None:
+        raise ConfigError("--workload: describes the workload for --knowledge, which is not "
+                          "given")
+
+
+def _knowledge_candidates(knowledge: Path, workload: Path) -> tuple[list[dict[str, Any]],
+                                                                   list[str]]:
+    """The campaign's candidates and their sources from the knowledge base (see
+    :mod:`iotune.production.knowledge`), with one line saying what it offered."""
+    from iotune.knowledge.descriptor import from_sidecar
+    from iotune.knowledge.query import priors_for
+
+    if not knowledge.is_file():
+        raise ConfigError(f"--knowledge: {knowledge}: "
+                          f"{'is not a file' if knowledge.exists() else 'no such file'}; "
+                          "give a knowledge base built by 'iotune knowledge build'")
+    system, described, _ = from_sidecar(workload)
+    priors = priors_for(knowledge, system, described)
+    configs, sources, left_out = knowledge_candidates(priors)
+    click.echo(f"iotune: {priors.text()}"
+               + (f"; {left_out} known configuration(s) left out (settings this iotune does "
+                  "not take)" if left_out else "")
+               + ("" if configs else "; no candidate: every job runs the default"), err=True)
+    return configs, sources
 
 
 @job_group.command("finish")

@@ -35,6 +35,7 @@ from iotune.cli.common import (
     with_kernel,
     with_slurm_launcher,
 )
+from iotune.cli.knowledge_option import chosen_knowledge, tune_priors
 from iotune.cli.numbers import BoundedInt
 from iotune.cli.verdicts import tune_verdicts
 from iotune.config import Config
@@ -77,6 +78,11 @@ from iotune.ui.terminal import make_progress
 @click.option("--launcher", type=click.Choice(["mpiexec", "srun", "template"]),
               help="Override the config's launcher (inside Slurm the default is srun).")
 @click.option("--fresh", is_flag=True, help="Measure again instead of reusing earlier tune runs.")
+@click.option("--knowledge", "knowledge", metavar="KB",
+              help="A knowledge base (iotune knowledge build): its noise for this system "
+                   "and the configurations that won for similar workloads are raced first; "
+                   "only this workload's runs confirm. 'none' for none. Default: the "
+                   "config's tune.knowledge, else $IOTUNE_KNOWLEDGE (docs/knowledge.md).")
 @click.option("--retry-failed", is_flag=True,
               help="Measure again the configurations whose earlier tune runs failed (by "
                    "default a recorded failure is reused as the answer).")
@@ -101,7 +107,8 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                  strategy: str | None, budget: int | None, options: tuple[str, ...],
                  backend_name: str | None, sim_system: str | None, noise: float | None,
                  replay_data: Path | None,
-                 launcher: str | None, fresh: bool, retry_failed: bool,
+                 launcher: str | None, fresh: bool, knowledge: str | None,
+                 retry_failed: bool,
                  state_aware: bool | None, target: str | None, output: Path | None,
                  force: bool, sbatch_path: Path | None, partition: str | None,
                  account: str | None, time_limit: str | None, no_color: bool,
@@ -134,6 +141,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
     cores = cores or proxy_ranks
     if cores is None:
         raise ConfigError("--cores: missing; give the target scale in ranks")
+    chosen_knowledge(knowledge, config)  # a bad knowledge base is refused before anything runs
     guard = in_use(config, inputs={"the proxy file": _proxy_path(kernel_name)})
     if output is not None:
         check_output_file(output, "tuned", option="-o", in_use=guard, force=force)
@@ -144,6 +152,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                            fresh=fresh, partition=partition, account=account,
                            time_limit=time_limit)
         return
+    priors = tune_priors(knowledge, config, cores)
     backend = make_backend(config)
     remove_orphaned_runs(backend)
     started = time.monotonic()
@@ -153,7 +162,7 @@ def tune_command(config_path: Path | None, kernel_name: str | None,
                           cores=cores, strategy=strategy, budget=budget,
                           strategy_options=parse_assignments(options, "--option"), fresh=fresh,
                           progress=lambda m: bar.log(f"iotune: {m}"), state_aware=state_aware,
-                          retry_failed=retry_failed)
+                          retry_failed=retry_failed, priors=priors)
     except interrupt.Interrupted as stop:
         progress(f"iotune: tune stopped by {stop.name}; the runs finished so far are in "
                  f"{store.path} and the run in flight was discarded; rerun the same command "
@@ -331,6 +340,8 @@ def _tune_text(result: TuneResult) -> str:
                 + ("not judged yet" if rho is None else f"rank correlation {rho:.2f}"))
     if result.model is not None:
         summary["model"] = result.model.formula()
+    if result.knowledge is not None:
+        summary["knowledge"] = result.knowledge.summary()
     lines.append(render_pairs(summary))
     verdicts = tune_verdicts(m.record for e in result.evaluations for m in e.measurements)
     if verdicts:

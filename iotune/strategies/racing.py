@@ -31,7 +31,9 @@ the best configuration. After the search, the leaders race:
   the shrunken estimate (:func:`typical_interval`). The posterior's own interval is not
   used: it treats ``mu`` and ``tau`` as known, and when ``tau`` comes out 0 it shrinks
   every interval to a point at the common mean.
-- **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
+- **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank,
+  and the configurations a knowledge base named for this workload (``favoured``; the
+  tune measures them first), whatever their rank.
 - **Rule.** A contender is *out* when another contender :func:`beats` it. While runs are
   left and more than one contender is in, or the one left has fewer than ``MIN_RUNS`` (3)
   runs, run once more the leader or the default (the fewer-run one) while either has fewer
@@ -55,7 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -159,7 +161,12 @@ def race_reserve(total: int | None, sigma: float | None) -> int:
     With the noise known: twice the runs of each of two configurations that confirming a
     ``REFERENCE_GAIN`` speedup takes (:func:`runs_to_confirm`), at most half the total (the
     search must still find something to confirm); unknown: ``RACE_SHARE`` of the total,
-    rounded. Without a total, twice ``RACE_SIZE``."""
+    rounded. Without a total, twice ``RACE_SIZE``.
+
+    A knowledge base's known configurations do not change it: letting them take the
+    search's place at small budgets (the race keeping the rest) was measured to miss more
+    (``benchmarks/knowledge.py``: where the known configuration is not this workload's
+    best, the one that is goes unmeasured)."""
     if total is None:
         return 2 * RACE_SIZE
     each = None if sigma is None else runs_to_confirm(REFERENCE_GAIN, Noise(sigma, 1))
@@ -392,13 +399,17 @@ def still_in(contenders: Sequence[Evaluation], noise: Noise) -> list[Evaluation]
 
 
 def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
-         remeasure: Callable[[Evaluation], bool], runs: int | None) -> Choice:
+         remeasure: Callable[[Evaluation], bool], runs: int | None,
+         favoured: Collection[str] = ()) -> Choice:
     """Race the default and the leaders of ``evaluations()`` until decided or out of runs.
 
     Decided: one contender is left (every other one is beaten) and it has ``MIN_RUNS``
     runs. ``runs`` is what the race may spend (None: ``2 x RACE_SIZE``, for a tune without
     a total budget); ``remeasure(e)`` runs ``e`` once more (adding to its times or failures)
-    and returns False when it could not (budget spent). Returns the :class:`Choice`.
+    and returns False when it could not (budget spent). ``favoured`` are the keys of
+    configurations that race whatever their rank (those a knowledge base named): they join
+    the ``RACE_SIZE`` leaders as contenders, and like any contender they are out once
+    beaten; the choice among contenders is the rule's alone. Returns the :class:`Choice`.
     """
     limit = 2 * RACE_SIZE if runs is None else runs
     spent = 0
@@ -407,6 +418,8 @@ def race(default: Evaluation, evaluations: Callable[[], list[Evaluation]],
         noise = pooled_noise([default, *pool])
         order = ranked([default, *pool], noise)
         contenders = [default, *[e for e in order if e is not default][:RACE_SIZE]]
+        contenders += [e for e in order if e.key in favoured
+                       and not any(e is c for c in contenders)]
         alive = still_in(contenders, noise)
         if not alive:
             break

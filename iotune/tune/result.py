@@ -27,6 +27,7 @@ from iotune.strategies.racing import (
     ranked_estimates,
     shrunken_estimates,
 )
+from iotune.tune.knowledge import KnowledgeUse
 from iotune.tune.merged import members
 from iotune.tuned import TUNED_SCHEMA_VERSION
 
@@ -76,6 +77,8 @@ class TuneResult:
     #: What the runs' figure is called and its unit (:mod:`iotune.settings.metrics`); the
     #: times above are what is minimised (for a bandwidth, its reciprocal).
     metric: Metric = field(default_factory=lambda: metric_of("", {}))
+    #: What a knowledge base contributed (None: the tune was given none).
+    knowledge: KnowledgeUse | None = None
 
     @property
     def best(self) -> Evaluation | None:
@@ -275,6 +278,8 @@ class TuneResult:
             doc["search"]["allocation"] = self.allocation
         if self.model is not None:
             doc["model"] = model_summary(self.model)
+        if self.knowledge is not None:
+            doc["knowledge"] = self.knowledge.to_dict()
         return doc
 
 

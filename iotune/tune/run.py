@@ -26,12 +26,14 @@ from iotune.config import Config, TuneConfig
 from iotune.errors import ConfigError, LaunchError
 from iotune.execution.failures import environment_failure_of
 from iotune.kernel_specs import metric_of
+from iotune.knowledge.priors import Priors
 from iotune.store import Store
 from iotune.store.index import StoreIndex
 from iotune.strategies.base import Evaluation, Strategy, make_strategy, resolve_options
 from iotune.strategies.racing import Budget, Noise, pooled_noise, race
 from iotune.tune.context import MeasuringContext, ProgressFn, StoreSink
 from iotune.tune.identical import SignatureCache, merge_identical
+from iotune.tune.knowledge import KnowledgeUse, matched_candidates, pooled_with_prior
 from iotune.tune.result import TuneResult
 from iotune.tune.target import with_target
 from iotune.variability.state import StatePolicy
@@ -49,13 +51,19 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
          strategy: str | None = None, budget: int | None = None,
          strategy_options: Mapping[str, Any] | None = None, fresh: bool = False,
          progress: ProgressFn | None = None, state_aware: bool | None = None,
-         retry_failed: bool = False) -> TuneResult:
+         retry_failed: bool = False, priors: Priors | None = None) -> TuneResult:
     """Measure the default, search at ``cores`` ranks, race the leaders, and return the result.
 
     ``strategy_options`` are the strategy's options given on the command line (over the
     config's, see :func:`resolve_options`). The budget (configurations evaluated plus extra
     runs of the race) is split: a fifth is kept for the race, the rest goes to the strategy
     (:class:`iotune.strategies.racing.Budget`); the result holds it with what was spent.
+
+    ``priors`` are what a knowledge base knows of similar workloads on this system
+    (:mod:`iotune.tune.knowledge`): its noise helps split the budget, and its known
+    configurations of this space are measured right after the default and race whatever
+    their rank; the race's rule still decides on this workload's runs alone. None (no
+    knowledge base) or empty priors leave the tune as it is without them.
     """
     if kernel != config.kernel.name:
         raise ConfigError(f"--kernel: '{kernel}' is not the config's kernel "
@@ -89,16 +97,29 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
     default = context.measure_baseline()
     _stop_on_environment_failure(default, cores)
     repeated = _repeat_default(context, default)
-    noise, source = known_noise(default, sink.earlier_runs(
+    own, own_source = known_noise(default, sink.earlier_runs(
         kernel, cores, config.kernel.args, exclude=default.key, target=tune_cfg.target))
+    noise, source, pooled = pooled_with_prior(own, own_source, priors)
+    first, outside = matched_candidates(priors, candidates, context.key)
+    knowledge = (None if priors is None else
+                 KnowledgeUse(priors, tuple(first), outside, pooled))
     split = Budget.split(total, noise, source)
     if split.search is not None:  # the default's early repeat is the race's, not the search's
         context.budget = split.search + repeated
     if progress:
+        if priors is not None:
+            progress(priors.text())
         progress(noise_text(split))
         progress(f"searching {len(candidates)} candidate configurations with '{name}'"
                  + (f", budget {split.total} ({split.reserve} kept to race the leaders; "
                     "what the search leaves goes to the race too)" if split.total else ""))
+    if first:
+        if progress:
+            progress(f"measuring first the {len(first)} configuration"
+                     f"{'s' if len(first) != 1 else ''} the knowledge base knows to win "
+                     "for similar workloads (they race whatever their rank; only this "
+                     "workload's runs can confirm them)")
+        context.evaluate(first)
     search.search(context)
     context.budget = split.after_search(context.spent)
     if progress and context.remaining:
@@ -121,7 +142,8 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         # A merged configuration runs again as its first member.
         return context.remeasure(context.evaluations.get(evaluation.key, evaluation))
 
-    choice = race(default, pool, again, context.remaining)
+    choice = race(default, pool, again, context.remaining,
+                  favoured={context.key(c) for c in first})
     choice = dataclasses.replace(choice, race_runs=choice.race_runs + repeated)
     return TuneResult(
         kernel=kernel, cores=cores, nodes=config.system.limits.nodes_for(cores),
@@ -136,6 +158,7 @@ def tune(config: Config, backend: Backend, store: Store, *, kernel: str, cores: 
         best_so_far=context.best_so_far, model=search.notes.get("model"),
         allocation=_allocation(search.notes),
         ignored=ignored, metric=metric_of(kernel, config.kernel.args, tune_cfg.target),
+        knowledge=knowledge,
     )
 
 

@@ -70,6 +70,8 @@ class Case:
     files: dict[str, str | bytes] = field(default_factory=dict)
     fifos: tuple[str, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
+    #: Environment variables the command runs with.
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -825,6 +827,33 @@ CASES = [
          says=("d.kb", "knowledge base")),
     case("knowledge", "check", "good.yaml", says=("good.yaml", "not a knowledge base")),
     case("knowledge", "check", says=("Missing argument", "BASE")),
+    # a knowledge base for a tune (--knowledge, tune.knowledge, IOTUNE_KNOWLEDGE) and for
+    # a production campaign (job start --knowledge --workload)
+    case("tune", *SIM, "--cores", "4", "--knowledge", "nothere.kb",
+         says=("--knowledge", "nothere.kb", "no such file", "'none'")),
+    case("tune", *SIM, "--cores", "4", "--knowledge", "", says=("--knowledge", "empty")),
+    case("tune", *SIM, "--cores", "4", "--knowledge", ".", says=("--knowledge", "not a file")),
+    case("tune", *SIM, "--cores", "4", "--knowledge", "text.txt", says="text.txt"),
+    case("tune", *SIM, "--cores", "4", "--knowledge", "bin.dat", says="bin.dat"),
+    case("tune", "-c", "bad.yaml", "--cores", "4",
+         says=("tune.knowledge", "is not a non-empty string"),
+         **config("backend: {name: sim}\ntune: {knowledge: 3}\n")),
+    case("tune", "-c", "bad.yaml", "--cores", "4", says=("tune.knowledge", "no such file"),
+         **config("backend: {name: sim}\ntune: {knowledge: nothere.kb}\n")),
+    Case(("tune", *SIM, "--cores", "4"), ("IOTUNE_KNOWLEDGE", "nothere.kb", "no such file"),
+         env={"IOTUNE_KNOWLEDGE": "nothere.kb"}),
+    Case(("tune", *SIM, "--cores", "4", "--knowledge", "gone.kb"),
+         ("--knowledge", "gone.kb"), env={"IOTUNE_KNOWLEDGE": "none"}),
+    case(*JOB_START, "--knowledge", "nothere.kb", says=("--knowledge", "needs --workload")),
+    case(*JOB_START, "--workload", "w.yaml", says=("--workload", "--knowledge")),
+    case(*JOB_START, "--knowledge", "k.kb", "--workload", "w.yaml", "--candidate",
+         "tuned.yaml", says=("--knowledge", "not both")),
+    case(*JOB_START, "--knowledge", "nothere.kb", "--workload", "w.yaml",
+         says=("--knowledge", "no such file")),
+    case(*JOB_START, "--knowledge", "bin.dat", "--workload", "w.yaml", says="bin.dat",
+         w_yaml="system: cori\n"),
+    case(*JOB_START, "--knowledge", "bin.dat", "--workload", "w.yaml",
+         says=("w.yaml", "'sytem'"), w_yaml="sytem: cori\n"),
 ]
 
 
@@ -883,6 +912,8 @@ def test_bad_input_is_one_line_and_changes_nothing(bad: Case, workspace: Path, t
         (here / name).symlink_to(target)
     monkeypatch.chdir(here)
     isolate(monkeypatch, tmp_path / "xdg")
+    for variable, value in bad.env.items():
+        monkeypatch.setenv(variable, value)
     before = _snapshot(here)
     if bad.fifos:
         with within(PIPE_SECONDS, f"iotune {bad.id}"):
