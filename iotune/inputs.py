@@ -100,11 +100,11 @@ def _not_regular(path: str | os.PathLike[str], kind: str | None, what: str) -> s
     return f"{path}: {found}; a {what} must be a regular file"
 
 
-def read_bytes(path: str | os.PathLike[str], what: str,
-               error: type[IotuneError] = ConfigError, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, a ``what``; ``error`` when it is missing, a
-    directory, a special file (refused before it is opened for reading, so a named pipe
-    never blocks), larger than ``limit`` bytes (refused before it is read) or unreadable."""
+def regular_file(path: str | os.PathLike[str], what: str,
+                 error: type[IotuneError] = ConfigError) -> Path:
+    """``path`` as a Path when it is a regular file (by ``stat``, before anything opens
+    it); ``error`` naming it and the ``what`` when it is missing, unreadable, a directory
+    or a special file."""
     p = Path(path)
     try:
         mode = os.stat(p).st_mode
@@ -114,8 +114,17 @@ def read_bytes(path: str | os.PathLike[str], what: str,
         raise error(f"{p}: cannot read {what}: {exc.strerror}") from None
     if stat.S_ISDIR(mode):
         raise error(f"{p}: is a directory, not a {what}")
-    if special_kind(mode) is not None:
+    if not stat.S_ISREG(mode):
         raise error(_not_regular(p, special_kind(mode), what))
+    return p
+
+
+def read_bytes(path: str | os.PathLike[str], what: str,
+               error: type[IotuneError] = ConfigError, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, a ``what``; ``error`` when it is missing, a
+    directory, a special file (refused before it is opened for reading, so a named pipe
+    never blocks), larger than ``limit`` bytes (refused before it is read) or unreadable."""
+    p = regular_file(path, what, error)
     try:
         # O_NONBLOCK: should the path become a named pipe after the check above, opening
         # it still returns at once, and the fstat below refuses it.

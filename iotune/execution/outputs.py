@@ -304,8 +304,14 @@ def atomic_write(path: str | os.PathLike[str], content: str | bytes | Callable[[
 
 def fsync_directory(directory: Path) -> None:
     """Make a rename in ``directory`` durable where the file system allows it."""
+    fsync_path(directory)
+
+
+def fsync_path(path: Path) -> None:
+    """fsync a file (its data) or a directory (a rename in it), best effort: a path that
+    cannot be opened, or a file system that refuses, leaves things as they are."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return
     try:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iotune.errors import DataError
+from iotune.execution.outputs import fsync_path
 from iotune.knowledge.csv_source import read_csv_source, sidecar_of
 from iotune.knowledge.ingest import Added, Loader
 from iotune.knowledge.jsonl_source import read_jsonl_source
@@ -187,9 +188,9 @@ def build(given: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], 
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
-            _sync(temp)
+            fsync_path(temp)
             os.replace(temp, target)
-            _sync(target.parent)
+            fsync_path(target.parent)
         except BaseException:
             temp.unlink(missing_ok=True)
             Path(str(temp) + ".wal").unlink(missing_ok=True)
@@ -226,19 +227,4 @@ def _read_all(con: duckdb.DuckDBPyConnection, sources: Iterable[Source], build_i
     loader.flush()
     report.added = loader.added
     return report
-
-
-def _sync(path: Path) -> None:
-    """fsync a file or a directory (so a rename survives a crash); best effort where the
-    file system does not allow it on directories."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 

@@ -27,13 +27,13 @@ views (which could read other files). A knowledge base is data only: nothing in 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iotune.errors import DataError
+from iotune.inputs import regular_file
 
 if TYPE_CHECKING:
     import duckdb
@@ -103,18 +103,7 @@ _SAFE_CONFIG: dict[str, str | bool | int] = {
 def check_path(path: str | os.PathLike[str]) -> Path:
     """``path`` when it is a regular file; DataError naming it otherwise (missing, a
     directory, a pipe or device: refused before DuckDB opens it)."""
-    p = Path(path)
-    try:
-        mode = os.stat(p).st_mode
-    except FileNotFoundError:
-        raise DataError(f"{p}: knowledge base not found") from None
-    except OSError as exc:
-        raise DataError(f"{p}: cannot read knowledge base: {exc.strerror}") from None
-    if stat.S_ISDIR(mode):
-        raise DataError(f"{p}: is a directory, not a knowledge base file")
-    if not stat.S_ISREG(mode):
-        raise DataError(f"{p}: is not a regular file, so not a knowledge base")
-    return p
+    return regular_file(path, "knowledge base", DataError)
 
 
 #: The bytes a DuckDB database file carries at offset 8 (its magic).
