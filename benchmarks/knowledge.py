@@ -64,8 +64,10 @@ from landscapes_lib import (  # noqa: E402
     Outcome,
     RaceOracle,
     describe,
+    missed_of,
     race_oracle,
     run_one,
+    slower_of,
 )
 from quick_mode import add_quick, apply_quick  # noqa: E402
 
@@ -107,12 +109,11 @@ class Tally:
 
     @property
     def missed(self) -> tuple[int, int]:
-        chances = [o for o in self.outcomes if o.had_gain]
-        return sum(o.recommend_default for o in chances), len(chances)
+        return missed_of(self.outcomes)
 
     @property
     def slower(self) -> int:
-        return sum(o.slower for o in self.outcomes)
+        return slower_of(self.outcomes)
 
     @property
     def runs(self) -> float:

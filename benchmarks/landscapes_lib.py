@@ -280,6 +280,18 @@ class Outcome:
         return self.had_gain and self.recommend_default
 
 
+def missed_of(outcomes: Iterable[Outcome]) -> tuple[int, int]:
+    """(tunes that kept the default although a 10% gain was evaluated, tunes that
+    evaluated one) among ``outcomes``: the missed chances and the chances."""
+    chances = [o for o in outcomes if o.had_gain]
+    return sum(o.recommend_default for o in chances), len(chances)
+
+
+def slower_of(outcomes: Iterable[Outcome]) -> int:
+    """Tunes among ``outcomes`` that recommended a change slower than the default."""
+    return sum(o.slower for o in outcomes)
+
+
 def replayed_tune(job: Job, workdir: Path) -> tuple[TuneResult, ReplayBackend, int]:
     """Run ``job`` as a user would, with its store in ``workdir`` (which should be empty):
     on a cross-scale landscape ``iotune train`` over every recorded configuration at each

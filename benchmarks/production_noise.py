@@ -51,8 +51,10 @@ from landscapes_lib import (  # noqa: E402
     LandscapeError,
     Outcome,
     describe,
+    missed_of,
     open_backend,
     run_one,
+    slower_of,
 )
 from quick_mode import add_quick, apply_quick  # noqa: E402
 
@@ -128,12 +130,11 @@ class Row:
 
     @property
     def slower(self) -> int:
-        return sum(o.slower for o in self.outcomes)
+        return slower_of(self.outcomes)
 
     @property
     def missed(self) -> tuple[int, int]:
-        had = [o for o in self.outcomes if o.had_gain]
-        return sum(o.recommend_default for o in had), len(had)
+        return missed_of(self.outcomes)
 
     @property
     def kept(self) -> int:
