@@ -285,10 +285,16 @@ def _tune_text(result: TuneResult) -> str:
             summary["its settings"] += ("; ran identically (the same settings in effect): "
                                         + "; ".join(describe_settings(e.settings)
                                                     for e in twins))
-    if choice.speedup is not None and result.best is not result.default:
-        summary["its speedup"] = _speedup_text(choice.speedup) + (
-            f" (its {result.metric.unit} over the default's)"
-            if result.metric.higher_is_better else "")
+    shown = result.shown_speedup
+    if shown is not None:
+        summary["its speedup"] = _speedup_text(shown) + (
+            f" (its {result.metric.unit} over the default's" if result.metric.higher_is_better
+            else " (the default's typical time over its") + "; an estimate)"
+        test = choice.speedup
+        if test is not None and test.confident != shown.confident:
+            # The decision's rank test and the estimate can say different things near 1x.
+            summary["decided by"] = (f"the race's rank test, {_speedup_text(test)}: the "
+                                     "recommendation follows the test, not the estimate")
     verified = result.verified
     summary["recommended"] = ("undecided: the default configuration stays until more "
                               "runs decide" if result.recommendation == "undecided" else
