@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.model.trust import NO_PREDICTION, prediction_warning
-from iotune.printable import Plain, Word, one_line, printed
+from iotune.printable import Plain, Word, Words, one_line, printed
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_settings
 from iotune.store import Store
@@ -206,7 +205,7 @@ def continue_command(ctx: click.Context, budget: int) -> str:
     """The command line of this ``tune`` with ``--budget budget`` and without ``--fresh``
     (so the same tune goes on, reusing every run): every option given, as given."""
     words = ["iotune", "tune", *given_options(ctx, leave_out=("budget", "fresh"))]
-    return shlex.join([*words, "--budget", str(budget)])
+    return printed("{command}", command=Words([*words, "--budget", str(budget)], "tune"))
 
 
 #: Options of ``tune`` that the job script of ``--emit-sbatch`` does not pass on: its own,

@@ -115,7 +115,7 @@ def test_printed_speedups_and_best_found_rows_cover_at_about_their_level(sigma):
     # must hold the truth at about CONFIDENCE. Seeded: the same draws every run.
     rng = np.random.default_rng(44)
     gains = rows = gains_covered = rows_covered = 0
-    for trial in range(160):
+    for trial in range(100):
         found = _simulated_race(rng, sigma, flat=trial % 2 == 0)
         if found is None:
             continue
