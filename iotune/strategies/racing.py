@@ -30,7 +30,10 @@ the best configuration. After the search, the leaders race:
   ``CONFIDENCE``: the t interval of its own runs with the pooled noise, widened to hold
   the shrunken estimate (:func:`typical_interval`). The posterior's own interval is not
   used: it treats ``mu`` and ``tau`` as known, and when ``tau`` comes out 0 it shrinks
-  every interval to a point at the common mean.
+  every interval to a point at the common mean. The best found's interval leaves out the
+  run that selected it (:func:`best_found_interval`), and the speedup printed beside it is
+  an estimate of the ratio of typical times (:func:`speedup_interval`), not the test
+  below that decides (:func:`shown_estimates` is what every printer reads).
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank.
 - **Rule.** A contender is *out* when another contender :func:`beats` it. While runs are
   left and more than one contender is in, or the one left has fewer than ``MIN_RUNS`` (3)
