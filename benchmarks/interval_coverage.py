@@ -10,8 +10,10 @@ and counts, per kind of interval, how often it contains the truth:
 - ``rows``: every row of the tune table (each measured configuration, the default and the
   best found included): its :attr:`TuneResult.estimates` interval;
 - ``default``, ``best``: the default's and the best found's rows alone;
-- ``speedup``: the best found's speedup over the default (``best_found_speedup``), whose
-  truth is the default's typical time over the best found's (counted when they differ).
+- ``speedup``: the best found's speedup over the default as printed and written
+  (``TuneResult.shown_speedup``, the tuned file's ``best_found_speedup``: an estimate, not
+  the race's rank test that decides), whose truth is the default's typical time over the
+  best found's (counted when they differ and the race had a speedup to test).
 
 The truth of a replayed configuration is the median of its recorded runs (the replay draws
 from them). Three sources:
@@ -206,9 +208,8 @@ def checks_of(job: Job, group: str) -> list[Check]:
             kinds.append("best")
         out += [Check(group, kind, found.low_s, found.high_s, truth[evaluation.key])
                 for kind in kinds]
-    best = choice.best
-    if best is not None and best is not result.default and choice.speedup is not None:
-        gain = choice.speedup
+    best, gain = choice.best, result.shown_speedup
+    if best is not None and gain is not None and choice.speedup is not None:
         out.append(Check(group, "speedup", gain.low, gain.high,
                          truth[result.default.key] / truth[best.key]))
     return out

@@ -18,6 +18,7 @@ from iotune.cli.numbers import SECONDS, SEED, BoundedInt, FiniteFloat
 from iotune.errors import ConfigError
 from iotune.execution.outputs import check_not_system_directory, check_output_file
 from iotune.kernel_specs import Feature, kernels_with
+from iotune.printable import Plain, Word, printed
 from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS, MAX_SECONDS
 from iotune.ui.output import emit, progress, render_pairs, render_table
 
@@ -258,8 +259,11 @@ def proxy_command(log: Path, output: Path, force: bool, kernel_choice: str,
     text = (f"Proxy for {log} (class {target.chosen.index}): {candidate.kernel} at "
             f"{candidate.ranks} ranks, similarity {found.results[0].similarity:.4f}\n"
             + render_pairs({**candidate.args, **candidate.settings()})
-            + f"\n\n{table}\n\nwrote {output}; tune it with: iotune tune --kernel {output} "
-            f"--cores {candidate.ranks}" + measured_text)
+            + f"\n\n{table}\n\n"
+            + printed("wrote {path}; tune it with: iotune tune --kernel {kernel} --cores {ranks}",
+                      path=Plain(output, "-o"), kernel=Word(str(output), "-o"),
+                      ranks=Word(candidate.ranks, "--ranks"))
+            + measured_text)
     emit(data, fmt, text=text)
 
 

@@ -52,7 +52,12 @@ from iotune.production.time_limit import (
     parse_time_limit,
 )
 from iotune.store import Store
-from iotune.tuned import read_tuned_file, same_configuration, split_configuration
+from iotune.tuned import (
+    read_tuned_file,
+    same_configuration,
+    serial_configuration,
+    split_configuration,
+)
 
 _store = click.option("--store", "store_path", type=click.Path(path_type=Path),
                       default=Path("iotune-production.jsonl"), show_default=True,
@@ -300,7 +305,14 @@ def status_command(store_path: Path, tag: str, fmt: str, tuned_path: Path | None
         "provenance": f"{state.jobs} production jobs", "configurations": rows,
     }
     if fmt == "json":
-        click.echo(json.dumps(summary, indent=2, sort_keys=True, default=str))
+        # Keys sorted, but each configuration's per-file settings as [glob, settings] pairs
+        # in the candidate's order (sorting a mapping of globs would reorder them, and a
+        # file's settings depend on that order).
+        serial = {**summary, "recommended_settings": serial_configuration(
+                      campaign.settings.get(rec, {})),
+                  "configurations": [{**row, "settings": serial_configuration(row["settings"])}
+                                     for row in rows]}
+        click.echo(json.dumps(serial, indent=2, sort_keys=True, default=str))
         return
     click.echo(f"campaign {tag}: {counts_text(campaign)}; {state.explored} explored")
     click.echo(f"{'config':10} {'runs':>4} {'running':>7} {'failed':>6} {'lost':>4} "

@@ -31,6 +31,7 @@ from iotune.errors import ConfigError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.kernel_specs import own_metric_of
+from iotune.printable import Plain, Word, printed
 from iotune.production.jobs import is_journal
 from iotune.settings.bounds import MAX_CORES, MAX_REPETITIONS
 from iotune.settings.in_effect import row_not_in_effect
@@ -439,11 +440,14 @@ def init_command(output: Path, force: bool, launch_line: str | None) -> None:
         raise ConfigError(f"{output}: already exists; pass --force to overwrite it")
     write_output(output, text, "config", option="-o", in_use=guard, force=True)
     if launch is None:
-        progress(f"iotune: wrote {output}; edit system.scratch and space, then 'iotune run'")
+        progress(printed("iotune: wrote {path}; edit system.scratch and space, then run: "
+                         "iotune run -c {config}", path=Plain(output, "-o"),
+                         config=Word(str(output), "-o")))
     else:
-        progress(f"iotune: wrote {output}; the program starts in its directory; check it "
-                 f"with 'iotune run -c {output} --cores {launch.ranks} --dry-run', then "
-                 "'iotune train'")
+        progress(printed("iotune: wrote {path}; the program starts in its directory; check it "
+                         "with: iotune run -c {config} --cores {ranks} --dry-run; then: "
+                         "iotune train -c {config}", path=Plain(output, "-o"),
+                         config=Word(str(output), "-o"), ranks=Word(launch.ranks, "--command")))
 
 
 def _store_in_use() -> Path:

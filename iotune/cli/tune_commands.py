@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -43,7 +42,7 @@ from iotune.errors import ConfigError, DataError
 from iotune.execution import interrupt
 from iotune.execution.outputs import InUse, check_output_file, write_output
 from iotune.model.trust import NO_PREDICTION, prediction_warning
-from iotune.printable import Plain, Word, one_line, printed
+from iotune.printable import Plain, Word, Words, one_line, printed
 from iotune.settings.bounds import MAX_CORES, MAX_PLAN_RUNS
 from iotune.settings.values import describe_settings
 from iotune.store import Store
@@ -215,7 +214,7 @@ def continue_command(ctx: click.Context, budget: int) -> str:
     """The command line of this ``tune`` with ``--budget budget`` and without ``--fresh``
     (so the same tune goes on, reusing every run): every option given, as given."""
     words = ["iotune", "tune", *given_options(ctx, leave_out=("budget", "fresh"))]
-    return shlex.join([*words, "--budget", str(budget)])
+    return printed("{command}", command=Words([*words, "--budget", str(budget)], "tune"))
 
 
 #: Options of ``tune`` that the job script of ``--emit-sbatch`` does not pass on: its own,
@@ -294,10 +293,16 @@ def _tune_text(result: TuneResult) -> str:
             summary["its settings"] += ("; ran identically (the same settings in effect): "
                                         + "; ".join(describe_settings(e.settings)
                                                     for e in twins))
-    if choice.speedup is not None and result.best is not result.default:
-        summary["its speedup"] = _speedup_text(choice.speedup) + (
-            f" (its {result.metric.unit} over the default's)"
-            if result.metric.higher_is_better else "")
+    shown = result.shown_speedup
+    if shown is not None:
+        summary["its speedup"] = _speedup_text(shown) + (
+            f" (its {result.metric.unit} over the default's" if result.metric.higher_is_better
+            else " (the default's typical time over its") + "; an estimate)"
+        test = choice.speedup
+        if test is not None and test.confident != shown.confident:
+            # The decision's rank test and the estimate can say different things near 1x.
+            summary["decided by"] = (f"the race's rank test, {_speedup_text(test)}: the "
+                                     "recommendation follows the test, not the estimate")
     verified = result.verified
     summary["recommended"] = ("undecided: the default configuration stays until more "
                               "runs decide" if result.recommendation == "undecided" else

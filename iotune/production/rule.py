@@ -102,7 +102,8 @@ PRIOR_DF = 2
 
 def prior_level() -> float:
     """The two-sided level of the speedup interval a tuned file states
-    (``best_found_speedup``: the race's rank interval,
+    (``best_found_speedup``: the estimate of the ratio of typical times,
+    ``iotune.strategies.racing.speedup_interval``, at
     :data:`iotune.strategies.racing.CONFIDENCE`)."""
     # Imported here, as the rank test in race_confirms: the strategies package loads every
     # strategy (and pandas), which importing this rule need not pay for.

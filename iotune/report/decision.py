@@ -24,6 +24,7 @@ from iotune.strategies.racing import (
     pooled_noise,
     race,
     ranked_estimates,
+    speedup_interval,
 )
 
 
@@ -35,6 +36,9 @@ class ScaleDecision:
     recommendation: str
     reason: str
     best: ConfigResult | None
+    #: The best found's speedup over the default as shown: an estimate of the ratio of
+    #: their typical times with its interval (``racing.speedup_interval``; None when the
+    #: best found is the default). The recommendation is the race's test's, not read here.
     speedup: Speedup | None
     ranked: list[tuple[ConfigResult, Estimate]]
     #: Where the recommendation comes from: the tuned file, or these runs.
@@ -69,14 +73,16 @@ def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDeci
     choice = race(default, lambda: pool, lambda _: False, 0)
     ranked = _ranked(evaluations, by_key, choice)
     best = None if choice.best is None else by_key[choice.best.key]
+    shown = (None if choice.best is None or choice.best is default
+             else speedup_interval(default, choice.best, choice.noise))
     if tuned is not None and tuned.get("cores") == tune.cores and tuned.get("recommendation"):
         return ScaleDecision(str(tuned["recommendation"]), str(tuned.get("reason") or ""),
-                             best, choice.speedup, ranked, "the tuned file")
-    return ScaleDecision(choice.outcome, choice.reason, best, choice.speedup, ranked,
-                         "these runs")
+                             best, shown, ranked, "the tuned file")
+    return ScaleDecision(choice.outcome, choice.reason, best, shown, ranked, "these runs")
 
 
 def _ranked(evaluations: list[Evaluation], by_key: Mapping[str, ConfigResult],
             choice: Choice | None) -> list[tuple[ConfigResult, Estimate]]:
     noise = choice.noise if choice is not None else pooled_noise(evaluations)
-    return [(by_key[e.key], f) for e, f in ranked_estimates(evaluations, noise)]
+    default = None if choice is None else choice.default
+    return [(by_key[e.key], f) for e, f in ranked_estimates(evaluations, noise, default)]

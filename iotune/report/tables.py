@@ -98,7 +98,8 @@ def speedup_table(dataset: Dataset, stem: str,
                       "(decided_by). Figures: each configuration's estimate from its runs, "
                       f"as the race ranks them, with its {CONFIDENCE:.0%} interval (MiB/s at "
                       "the estimated time when the bytes are known, else the runs' metric); "
-                      "speedup: the best found's over the default's, with its interval.")
+                      "speedup: the best found's over the default's, an estimate of the ratio of "
+                      "their typical times with its interval.")
 
 
 def _speedup_row(tune: ScaleTune, kernel: str, decision: ScaleDecision) -> dict[str, Any]:

@@ -30,7 +30,10 @@ the best configuration. After the search, the leaders race:
   ``CONFIDENCE``: the t interval of its own runs with the pooled noise, widened to hold
   the shrunken estimate (:func:`typical_interval`). The posterior's own interval is not
   used: it treats ``mu`` and ``tau`` as known, and when ``tau`` comes out 0 it shrinks
-  every interval to a point at the common mean.
+  every interval to a point at the common mean. The best found's interval leaves out the
+  run that selected it (:func:`best_found_interval`), and the speedup printed beside it is
+  an estimate of the ratio of typical times (:func:`speedup_interval`), not the test
+  below that decides (:func:`shown_estimates` is what every printer reads).
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank,
   and the configurations a knowledge base named for this workload (``favoured``; the
   tune measures them first), whatever their rank.
@@ -329,6 +332,88 @@ def typical_interval(evaluation: Evaluation, noise: Noise,
     return Estimate(centre, min(own.low_s, centre), max(own.high_s, centre), own.runs)
 
 
+def selection_free_logs(evaluation: Evaluation) -> np.ndarray:
+    """The log times of ``evaluation``'s successful runs after its first, when it has any;
+    else all of them.
+
+    The best found became a leader by its first run, the one drawn in the search: among a
+    dozen configurations run once, the lowest draw is partly luck (the winner's curse), so
+    that run is biased low by its very selection. Its later runs were made because it led,
+    not chosen for being low, so their mean is the best found's typical time without that
+    bias (:func:`best_found_interval`, :func:`speedup_interval`)."""
+    logs = _logs(evaluation)
+    return logs[1:] if len(logs) > 1 else logs
+
+
+def _t_interval(logs: np.ndarray, noise: Noise) -> tuple[float, float] | None:
+    """``mean ± t(df) x s / sqrt(n)`` of ``logs`` with the pooled noise; None unknown."""
+    if noise.sigma is None or not len(logs):
+        return None
+    centre = float(logs.mean())
+    half = noise.quantile * noise.sigma / math.sqrt(len(logs))
+    return centre - half, centre + half
+
+
+def best_found_interval(evaluation: Evaluation, noise: Noise,
+                        centre_s: float) -> Estimate | None:
+    """The best found's typical time at ``centre_s`` (its shrunken estimate: the centre the
+    race ranks it by) with a ``CONFIDENCE`` interval that allows for its selection: the t
+    interval of its runs after the first (:func:`selection_free_logs`) with the pooled
+    noise, widened just enough to hold ``centre_s``. A best found run only once keeps the
+    interval of :func:`typical_interval` (nothing else was measured of it). None without a
+    successful run."""
+    logs = selection_free_logs(evaluation)
+    if not len(logs):
+        return None
+    if len(logs) == len(_logs(evaluation)):
+        return typical_interval(evaluation, noise, centre_s)
+    bounds = _t_interval(logs, noise)
+    if bounds is None:
+        return Estimate(centre_s, None, None, len(_logs(evaluation)))
+    low, high = math.exp(bounds[0]), math.exp(bounds[1])
+    return Estimate(centre_s, min(low, centre_s), max(high, centre_s), len(_logs(evaluation)))
+
+
+def shown_estimates(evaluations: Sequence[Evaluation], noise: Noise,
+                    default: Evaluation | None = None) -> list[Estimate | None]:
+    """What is printed for each configuration: :func:`shrunken_estimates`, with the best
+    found's (the first by the ranking, when it is not ``default``) interval from
+    :func:`best_found_interval`. Centres, and so the ranking, are unchanged."""
+    found = shrunken_estimates(evaluations, noise)
+    measured = [(f.time_s, e.order, i) for i, (e, f)
+                in enumerate(zip(evaluations, found, strict=True)) if f is not None]
+    if measured:
+        centre, _, first = min(measured)
+        if evaluations[first] is not default:
+            found[first] = best_found_interval(evaluations[first], noise, centre)
+    return found
+
+
+def speedup_interval(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
+    """The ratio of the default's typical time to ``best``'s, estimated, with a
+    ``CONFIDENCE`` interval: what ``tune`` prints and the tuned file writes as the best
+    found's speedup. None if either has no successful run.
+
+    It is the ratio of the two configurations' geometric means, the best found's over its
+    runs after its first (:func:`selection_free_logs`: the selecting run is biased low),
+    with the t interval of a difference of means under the pooled noise, ``(m_d - m_b) ±
+    t(df) x s x sqrt(1/n_d + 1/n_b)`` in log space; unbounded with the noise unknown.
+
+    It is an *estimate*, and not the decision: the race decides by its rank test
+    (:func:`speedup`, :func:`beats`), whose Moses interval takes only a few exact levels
+    with a handful of runs a side (the nearest at or above 90% can be 98%) and counts the
+    selecting run. So the two can disagree near 1x; what is recommended is the test's."""
+    d = _logs(default)
+    b = _logs(best) if best is default else selection_free_logs(best)
+    if not len(d) or not len(b):
+        return None
+    centre = float(d.mean() - b.mean())
+    if noise.sigma is None:
+        return Speedup(math.exp(centre), None, None)
+    half = noise.quantile * noise.sigma * math.sqrt(1 / len(d) + 1 / len(b))
+    return Speedup(math.exp(centre), math.exp(centre - half), math.exp(centre + half))
+
+
 def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:
     """The log of each configuration's :func:`shrunken_estimates` (``inf`` for a
     configuration without a successful run)."""
@@ -336,12 +421,13 @@ def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[fl
             for e in shrunken_estimates(evaluations, noise)]
 
 
-def ranked_estimates(evaluations: Sequence[Evaluation],
-                     noise: Noise) -> list[tuple[Evaluation, Estimate]]:
+def ranked_estimates(evaluations: Sequence[Evaluation], noise: Noise,
+                     default: Evaluation | None = None) -> list[tuple[Evaluation, Estimate]]:
     """The configurations of ``evaluations`` with a successful run, each with its
-    :func:`shrunken_estimates` one (over all of ``evaluations``), best first by it (ties:
+    :func:`shown_estimates` one (over all of ``evaluations``; ``default`` is the default
+    configuration, whose interval is never selection-adjusted), best first by it (ties:
     evaluation order): the one ranking the race, the results table and the report share."""
-    found = shrunken_estimates(evaluations, noise)
+    found = shown_estimates(evaluations, noise, default)
     pairs = [(e, f) for e, f in zip(evaluations, found, strict=True) if f is not None]
     return sorted(pairs, key=lambda pair: (pair[1].time_s, pair[0].order))
 

@@ -24,8 +24,10 @@ from iotune.strategies.racing import (
     Budget,
     Choice,
     Estimate,
+    Speedup,
     ranked_estimates,
-    shrunken_estimates,
+    shown_estimates,
+    speedup_interval,
 )
 from iotune.tune.knowledge import KnowledgeUse
 from iotune.tune.merged import members
@@ -87,12 +89,24 @@ class TuneResult:
     @cached_property
     def estimates(self) -> dict[str, Estimate | None]:
         """Each configuration's estimate by key (the default's too): the race's shrunken
-        estimate with its interval (:func:`~iotune.strategies.racing.shrunken_estimates`),
-        over the configurations the race chose among, so ranking by it puts the best found
-        first."""
+        estimate with its interval (:func:`~iotune.strategies.racing.shown_estimates`: the
+        best found's allows for its selection), over the configurations the race chose
+        among, so ranking by it puts the best found first."""
         pool = [self.default, *self.evaluations]
         return {e.key: found for e, found in
-                zip(pool, shrunken_estimates(pool, self.choice.noise), strict=True)}
+                zip(pool, shown_estimates(pool, self.choice.noise, self.default), strict=True)}
+
+    @cached_property
+    def shown_speedup(self) -> Speedup | None:
+        """The best found's speedup over the default as printed and written: an estimate of
+        the ratio of their typical times with its interval
+        (:func:`~iotune.strategies.racing.speedup_interval`). None when the best found is
+        the default or either has no successful run. The decision is not read from it but
+        from the race's rank test (:attr:`Choice.speedup`)."""
+        best = self.choice.best
+        if best is None or best is self.default:
+            return None
+        return speedup_interval(self.default, best, self.choice.noise)
 
     @property
     def configurations(self) -> int:
@@ -103,7 +117,7 @@ class TuneResult:
         """The default and every configuration, best first by :attr:`estimates` (ties:
         the order measured), those without a successful run last."""
         pool = [self.default, *self.evaluations]
-        measured = [e for e, _ in ranked_estimates(pool, self.choice.noise)]
+        measured = [e for e, _ in ranked_estimates(pool, self.choice.noise, self.default)]
         seen = {id(e) for e in measured}
         return measured + sorted((e for e in pool if id(e) not in seen), key=lambda e: e.order)
 
@@ -155,10 +169,12 @@ class TuneResult:
 
     @property
     def speedup(self) -> float | None:
-        """Estimated speedup of the recommended configuration over the default."""
+        """Estimated speedup of the recommended configuration over the default: the
+        :attr:`shown_speedup` estimate (1.0 when the default is recommended)."""
         if self.recommend_default:
             return 1.0 if self.default.times else None
-        return self.choice.speedup.value if self.choice.speedup else None
+        shown = self.shown_speedup
+        return shown.value if shown else None
 
     def figures(self, evaluation: Evaluation) -> dict[str, Any]:
         """Statistic, bandwidth, spread, estimate and interval over one configuration's
@@ -216,7 +232,8 @@ class TuneResult:
         """
         choice = self.choice
         chosen = choice.recommended
-        gain = choice.speedup
+        gain = self.shown_speedup
+        test = choice.speedup
         verified = self.verified
         doc: dict[str, Any] = {
             "schema_version": TUNED_SCHEMA_VERSION,
@@ -247,8 +264,11 @@ class TuneResult:
             "best_found": self._described(choice.best) if choice.best is not None else None,
             "best_found_speedup": None if gain is None else {
                 "estimate": round(gain.value, 3),
-                "interval": (None if gain.low is None or gain.high is None
-                             else [round(gain.low, 3), round(gain.high, 3)])},
+                "interval": _rounded_interval(gain),
+                "states": "the ratio of the default's typical time to the best found's",
+                "decided_by": None if test is None else {
+                    "test": "rank (Hodges-Lehmann estimate, Moses interval)",
+                    "estimate": round(test.value, 3), "interval": _rounded_interval(test)}},
             "runner_up": (self._described(choice.runner_up) if choice.runner_up is not None
                           else None),
             "tied_with_runner_up": choice.tied_with_runner_up,
@@ -296,6 +316,11 @@ class Verified:
     settings: dict[str, Any]
     not_in_effect: dict[str, dict[str, Any]] = field(default_factory=dict)
     unverified: dict[str, Any] = field(default_factory=dict)
+
+
+def _rounded_interval(gain: Speedup) -> list[float] | None:
+    return (None if gain.low is None or gain.high is None
+            else [round(gain.low, 3), round(gain.high, 3)])
 
 
 def _estimate_figures(metric: Metric, found: Estimate, suffix: str) -> dict[str, Any]:

@@ -174,3 +174,22 @@ def test_an_estimate_interval_is_shown_in_the_metric_unit_low_end_first():
     assert Estimate(1.0, 0.5, 2.0, 3).shown_interval(bandwidth) == (0.5, 2.0)
     assert Estimate(1.0, 0.25, 2.0, 3).shown_interval(bandwidth) == (0.5, 4.0)
     assert Estimate(1.0, None, None, 1).shown_interval(Metric("time")) is None
+
+
+def test_the_tuned_file_gives_the_speedup_estimate_and_the_test_that_decided(tmp_path):
+    data = _landscape(tmp_path / "land.csv", {1: 0.8, 2: 1.4, 4: 2.0, 8: 1.7})
+    config = replay_config(tmp_path, data)
+    out = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--strategy",
+                                   "exhaustive", "--budget", "16", "--format", "json",
+                                   "--no-color"])
+    assert out.exit_code == 0, out.output
+    doc = yaml.safe_load(out.stdout)
+    gain = doc["best_found_speedup"]
+    low, high = gain["interval"]
+    assert low < gain["estimate"] < high and high > low
+    assert gain["states"].startswith("the ratio of the default's typical time")
+    test = gain["decided_by"]
+    assert test["test"].startswith("rank") and len(test["interval"]) == 2
+    assert doc["recommendation"] == "tuned" and doc["speedup"] == gain["estimate"]
+    # the estimate is the ratio of the geometric means, the best found's first run left out
+    assert gain["estimate"] != test["estimate"] or low != test["interval"][0]
