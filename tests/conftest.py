@@ -24,13 +24,11 @@ TINY_CAMPAIGN = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that start a real Slurm (``slurm`` marker) run one after another on one
-    worker when the suite runs on several (``-n 2 --dist loadgroup``, as scripts/test.sh
-    runs it): each starts munged unless it runs and stops the one it started, which another
-    Slurm test may be using."""
+    """The tests that start a real Slurm (``slurm`` marker) are ``serial`` too: each starts
+    munged unless it runs and stops the one it started, which another test may be using."""
     for item in items:
         if item.get_closest_marker("slurm"):
-            item.add_marker(pytest.mark.xdist_group("slurm"))
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture
