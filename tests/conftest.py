@@ -23,6 +23,14 @@ TINY_CAMPAIGN = {
 }
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that start a real Slurm (``slurm`` marker) are ``serial`` too: each starts
+    munged unless it runs and stops the one it started, which another test may be using."""
+    for item in items:
+        if item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.serial)
+
+
 @pytest.fixture
 def subprocess_env() -> dict[str, str]:
     """os.environ with the test interpreter's bin dir first on PATH (for `iotune`, mpiexec)."""

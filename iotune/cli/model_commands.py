@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
 
 from iotune.cli.common import force_option, in_use
 from iotune.cli.numbers import SEED, BoundedInt, FiniteFloat
@@ -19,6 +18,10 @@ from iotune.model import Model, fit_model, load_model, model_to_dict, save_model
 from iotune.model.fit import CV_FOLDS, MAX_TERMS, MIN_GAIN
 from iotune.model.io import dump_yaml
 from iotune.ui.output import progress, render_pairs, render_table, to_plain
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -42,6 +45,8 @@ def _is_store(path: Path) -> bool:
 def read_data(path: Path) -> pd.DataFrame:
     """A CSV or Parquet file (by suffix), or an iotune store (``*.jsonl`` or a directory
     with measurements.jsonl)."""
+    import pandas as pd
+
     if _is_store(path):
         from iotune.store.index import read_dataframe
 

@@ -21,11 +21,13 @@ Without either the mode is ``unknown``; POSIX operations have none (``n/a``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from iotune.workload.counters import FileCounters
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Labels of the ``collective`` column.
 COLLECTIVE, INDEPENDENT = "collective", "independent"
@@ -72,6 +74,8 @@ def label_access(ops: pd.DataFrame, names: Mapping[int, str],
     ``names`` maps file ids to names, ``files`` are the log's counters (empty for a text
     trace). An optional ``call`` column holds each operation's MPI-IO function.
     """
+    import pandas as pd
+
     ops = ops.copy()
     if ops.empty:
         ops["collective"] = pd.Series(dtype=object)

@@ -20,13 +20,15 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from iotune.errors import DataError
 from iotune.execution.files import file_sha256
 from iotune.inputs import check_regular
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Darshan's magic number, right after the 8-byte version string of every 3.x log.
 DARSHAN_MAGIC = 6567223
@@ -36,6 +38,13 @@ DXT_MODULES = ("DXT_POSIX", "DXT_MPIIO")
 #: Columns of :attr:`DarshanLog.dxt`, one row per traced operation.
 DXT_COLUMNS = ("module", "file_id", "rank", "op", "offset", "length", "start", "end")
 _VERSION_RE = re.compile(rb"^3\.\d{1,2}\x00*$")
+
+
+def _empty_trace() -> pd.DataFrame:
+    """A DXT trace frame without operations (pandas is imported on first use)."""
+    import pandas as pd
+
+    return pd.DataFrame(columns=list(DXT_COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,7 @@ class DarshanLog:
     modules: tuple[str, ...]
     counters: Mapping[str, pd.DataFrame]
     names: Mapping[int, str]
-    dxt: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(DXT_COLUMNS)))
+    dxt: pd.DataFrame = field(default_factory=_empty_trace)
 
     def has(self, module: str) -> bool:
         """True when the log holds at least one record of ``module``."""
@@ -193,6 +202,7 @@ def _read_in_child(path: Path, dxt: bool) -> dict[str, Any]:
 def _extract(path: Path, dxt: bool) -> dict[str, Any]:  # pragma: no cover - runs in the child
     """Everything :class:`DarshanLog` holds, as plain picklable values (child process)."""
     import darshan
+    import pandas as pd
 
     report = darshan.DarshanReport(str(path), read_all=False)
     job = report.metadata.get("job", {})
@@ -225,6 +235,8 @@ def _extract(path: Path, dxt: bool) -> dict[str, Any]:  # pragma: no cover - run
 
 def _counter_frame(records: Any) -> pd.DataFrame:  # pragma: no cover - runs in the child
     """One frame of a module's integer and float counters (``rank`` and ``id`` first)."""
+    import pandas as pd
+
     empty = pd.DataFrame(columns=["rank", "id"])
     if not len(records):
         return empty
@@ -247,6 +259,8 @@ def _dxt_frame(module: str, records: Any) -> pd.DataFrame:  # pragma: no cover -
     Each pydarshan record holds its segments as lists of dicts; they are gathered column
     by column, which is much faster than one DataFrame per record.
     """
+    import pandas as pd
+
     columns: dict[str, list[Any]] = {name: [] for name in DXT_COLUMNS}
     for i in range(len(records)):
         record = records[i]

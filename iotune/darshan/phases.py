@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from iotune.darshan.access import NOT_APPLICABLE, UNKNOWN, label_access
 from iotune.darshan.summary import human_bytes
 from iotune.darshan.trace import Trace, read_trace
 from iotune.errors import DataError
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_GAP_S = 0.01
 RELEVANT_SHARE = 0.01
@@ -119,6 +121,8 @@ def span_text(indices: tuple[int, ...]) -> str:
 
 def _run_patterns(ops: pd.DataFrame) -> pd.Series:
     """The access pattern of each run (index: run id), from its offset steps."""
+    import pandas as pd
+
     first = ops["run"] != ops["run"].shift()
     step = ops["offset"].diff().where(~first)
     steps = pd.DataFrame({

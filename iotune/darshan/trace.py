@@ -25,9 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, cast
 
 from iotune.darshan.logfile import (
     DXT_COLUMNS,
@@ -40,6 +38,10 @@ from iotune.errors import DataError
 from iotune.execution.files import file_sha256
 from iotune.inputs import read_bytes
 from iotune.workload.counters import FileCounters
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 _FILE_RE = re.compile(r"^#\s*DXT,\s*file_id:\s*(\d+),\s*file_name:\s*(.*?)\s*$")
 _MODULES = {"X_POSIX": "DXT_POSIX", "X_MPIIO": "DXT_MPIIO"}
@@ -92,6 +94,8 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
 
 
 def _read_text(path: Path) -> Trace:
+    import pandas as pd
+
     names: dict[int, str] = {}
     rows: list[tuple[str, int, int, str, int, int, float, float, str]] = []
     file_id: int | None = None

@@ -16,11 +16,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from iotune.errors import DataError
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ def level_strings(series: pd.Series) -> np.ndarray:
 
     Raises DataError for a missing value, naming the row.
     """
+    import pandas as pd
+
     missing = series.isna().to_numpy()
     if missing.any():
         row = series.index[int(np.argmax(missing))]

@@ -8,12 +8,15 @@ terms with a^-1 need positive values)``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from iotune.errors import DataError
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _show(value: object) -> str:
@@ -32,6 +35,8 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str]) -> None:
 
 def numeric_column(df: pd.DataFrame, column: str, rule: str) -> np.ndarray:
     """The column as finite float64; ``rule`` explains in messages why it must be numeric."""
+    import pandas as pd
+
     series = df[column]
     numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(numbers)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from iotune.errors import ConfigError, DataError
 from iotune.model.categorical import indicator_masks, level_strings, spec_from_data
@@ -22,6 +22,10 @@ from iotune.model.model import Completion, FitSettings, FitStats, Model, Step
 from iotune.model.monotone import complete
 from iotune.model.selection import STOP_RULES, GreedySelector, Pick, forward_select
 from iotune.model.terms import Indicator, Term, candidate_matrix, evaluate_term, exponent_grid
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Largest candidate matrix (rows x 3^n x (1 + levels), float64) fit_model will build.
 MAX_CANDIDATE_BYTES = 4 * 2**30

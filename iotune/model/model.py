@@ -9,14 +9,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from iotune.model.categorical import CategoricalSpec, check_known, level_strings
 from iotune.model.data import parameter_values, require_columns
 from iotune.model.terms import Term, evaluate_term
 from iotune.model.unset import Encoding, apply_unset
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)

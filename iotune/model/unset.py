@@ -20,10 +20,13 @@ unset (the fit had no offset to learn for it).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The level of a categorical column where a configuration leaves the setting unset.
 UNSET = "unset"
@@ -45,6 +48,8 @@ def unset_encoding(frame: pd.DataFrame, numeric: Sequence[str],
     aside: a run always has a scale) with its stand-in, every categorical column with
     None. A column every row sets is encoded too, so a model fitted before any unset row was
     measured still predicts one (at its stand-in, without the indicator's offset)."""
+    import pandas as pd
+
     out: list[tuple[str, float | None]] = []
     for column in numeric:
         values = pd.to_numeric(frame[column], errors="coerce").dropna()
@@ -65,6 +70,8 @@ def indicators(encoding: Encoding, frame: pd.DataFrame) -> list[str]:
 def apply_unset(frame: pd.DataFrame, encoding: Encoding) -> pd.DataFrame:
     """``frame`` with the encoding applied (a copy; ``frame`` itself if there is nothing to
     apply). A column the frame lacks counts as unset on every row."""
+    import pandas as pd
+
     if not encoding:
         return frame
     # Built as one frame: a bootstrap applies this to every member's rows and candidates,

@@ -31,16 +31,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from iotune.errors import ConfigError
 from iotune.settings.catalogue import SETTINGS, SettingValueError, settings_in_layer
 from iotune.sim.system import SimSystem
 from iotune.workload.pattern import Pattern
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -152,6 +155,8 @@ def resolve_configs(
 
 
 def _columns(configs: pd.DataFrame | Mapping[str, Any] | None) -> dict[str, Any]:
+    import pandas as pd
+
     if configs is None:
         return {}
     if isinstance(configs, pd.DataFrame):
@@ -212,6 +217,8 @@ def _column(cols: Mapping[str, Any], name: str, shape: tuple[int, ...], missing:
     of 10^5 repeated values costs milliseconds); a broken rule is a ConfigError naming the
     column and the first row that holds the value.
     """
+    import pandas as pd
+
     if name not in cols:
         return np.full(shape, missing)
     raw = cols[name]

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from iotune.sim.configs import resolve_configs
 from iotune.sim.lustre import Breakdown, model_times
@@ -23,8 +22,12 @@ from iotune.sim.noise import STATE_NAMES, check_noise_level, draw_factors
 from iotune.sim.system import SimSystem, load_system
 from iotune.workload.pattern import Pattern
 
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
+
 FloatArray = npt.NDArray[np.float64]
-Configs = pd.DataFrame | Mapping[str, Any] | None
+Configs: TypeAlias = "pd.DataFrame | Mapping[str, Any] | None"
 #: The backend name of every simulated result: the simulator's frames and stored records
 #: and the ``sim`` backend all carry it.
 BACKEND = "sim"
@@ -53,6 +56,8 @@ class SimResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per configuration (flattened in C order), with ``backend`` and ``system``."""
+        import pandas as pd
+
         return pd.DataFrame(
             {
                 "time_s": self.time_s.ravel(),

@@ -17,10 +17,13 @@ are left at the system default.
 from __future__ import annotations
 
 import itertools
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from iotune.errors import ConfigError
+
+# pandas is imported where it is used: a command that needs no table starts without it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLE1_STRIPE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 96, 128, 156)
 TABLE1_STRIPE_SIZES_MIB = (1, 2, 4, 8, 16, 32, 64, 96, 128)
@@ -37,6 +40,8 @@ def aggregator_ladder(nodes: int) -> list[int]:
 def paper_space(cores: int, *, cores_per_node: int = 24, ost_count: int = 156) -> pd.DataFrame:
     """The configuration grid at ``cores`` ranks: columns stripe_count, stripe_size (bytes),
     cb_nodes; one row per configuration, stripe count varying slowest."""
+    import pandas as pd
+
     for name, value in (("cores", cores), ("cores_per_node", cores_per_node),
                         ("ost_count", ost_count)):
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

@@ -73,6 +73,7 @@ def _fake_python(tmp_path, body):
 
 
 @pytest.mark.mpi
+@pytest.mark.serial  # the real runs beside the failing ones have the 3 s timeout too
 @pytest.mark.parametrize(("body", "reason"), [
     ("echo 'kernel: disk error' >&2; exit 7", "exit code 7: kernel: disk error"),
     ("sleep 60", "timed out after 3 s"),
