@@ -641,8 +641,8 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
     if typical is not None and typical < MIN_GAIN:
         return Choice(best, runner_up, default, noise, gain, True, tied, spent,
                       f"the best found's median run is {typical:.2f}x the default's, less "
-                      f"than the {MIN_GAIN:g}x a change must promise (its estimate "
-                      f"{gain.value:.2f}x owes the rest to the default's slow runs)")
+                      f"than the {MIN_GAIN:g}x a change must promise (the race's test puts it "
+                      f"at {gain.value:.2f}x, owing the rest to the default's slow runs)")
     if gain.confident:
         return Choice(best, runner_up, default, noise, gain, False, tied, spent,
                       f"faster than the default with {CONFIDENCE:.0%} confidence")
@@ -655,16 +655,20 @@ def _choose(default: Evaluation, pool: list[Evaluation], spent: int) -> Choice:
         # no number of runs decides; the default stays.
         why = ("the spread of the runs is unknown (no configuration was measured twice, or "
                "only replays of configurations recorded once)" if noise.sigma is None else
-               f"its speedup interval reaches {gain.low:.2f}x, not above 1x"
-               + _runs_to_confirm_text(gain, noise))
+               f"the race's test puts it at {gain.value:.2f}x with an interval reaching "
+               f"{gain.low:.2f}x, not above 1x" + _runs_to_confirm_text(gain, noise))
         return Choice(best, runner_up, default, noise, gain, True, tied, spent,
                       f"the best found does not beat the default with {CONFIDENCE:.0%} "
                       f"confidence: {why}")
     more = runs_to_decide(default, best, gain, noise)
-    why = ("too few runs of it and of the default for an interval" if gain.low is None
-           else f"its speedup interval reaches {gain.low:.2f}x, not above 1x")
+    # The race's rank test decides, and its figures can differ from the printed estimate
+    # of the speedup (speedup_interval): the reason names the test so the two never read
+    # as one number said twice.
+    why = ("too few runs of it and of the default for the race's test" if gain.low is None
+           else f"the race's rank test puts it at {gain.value:.2f}x with an interval "
+                f"reaching {gain.low:.2f}x, not above 1x")
     return Choice(best, runner_up, default, noise, gain, True, tied, spent,
-                  f"the best found ({gain.value:.2f}x) is not yet confirmed faster than the "
+                  "the best found is not yet confirmed faster than the "
                   f"default with {CONFIDENCE:.0%} confidence: {why}"
                   + (f"; about {more} more runs of it and of the default would decide"
                      if more is not None else ""), outcome=UNDECIDED,
