@@ -73,10 +73,6 @@ from quick_mode import add_quick, apply_quick  # noqa: E402
 
 #: The line a run ends with (``--quick`` included); tests/benchmarks checks it.
 SUMMARY = r"^summary: rows \d+/\d+; speedups \d+/\d+; zero-width \d+$"
-#: Outside the repository: the docs pass ``--production`` (a folder of CSVs).
-DATA_OPTION = ("--production", "dir")
-DEFAULT_SHARED = HERE.parent.parent / "shared" / "data" / "landscapes"
-DEFAULT_PRODUCTION = HERE.parent.parent / "shared" / "data" / "production"
 #: The noise levels simulated (log sd of one run around its configuration's median): from
 #: a quiet dedicated system to the heaviest production noise measured (log sd about 1.0).
 NOISE_LEVELS = (0.05, 0.1, 0.25, 0.5, 1.0)

@@ -34,6 +34,20 @@ class IorKernel(KernelSpec):
     def bytes_per_rank(self, params: Mapping[str, Any]) -> int:
         return int(self.arg(params, "block_size")) * int(self.arg(params, "segments"))
 
+    def workload(self, params: Mapping[str, Any], ranks: int | None) -> dict[str, Any]:
+        """Its ``api`` layer; one shared file, or one per rank with ``file_per_process``;
+        strided when a rank writes several segments to a shared file; requests of
+        ``transfer_size``."""
+        api = str(self.arg(params, "api"))
+        per_process = bool(self.arg(params, "file_per_process"))
+        hdf5 = api == "hdf5"
+        return {"layer": api, "files": (ranks if per_process else 1) if ranks else None,
+                "datasets": 1 if hdf5 else None,
+                "bytes_per_rank_per_dataset": self.bytes_per_rank(params) if hdf5 else None,
+                "pattern": ("contiguous" if per_process or int(self.arg(params, "segments")) == 1
+                            else "strided"),
+                "request_bytes": int(self.arg(params, "transfer_size"))}
+
     def pattern_defaults(self) -> PatternDefaults:
         return PatternDefaults(api=IOR_DEFAULT_API, collective=self.collective_default,
                                transfer_size=IOR_DEFAULT_TRANSFER)

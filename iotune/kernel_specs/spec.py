@@ -167,6 +167,15 @@ class KernelSpec(ABC):
         """Whether :meth:`bytes_per_rank` can answer (a user's program cannot)."""
         return True
 
+    def workload(self, params: Mapping[str, Any], ranks: int | None) -> dict[str, Any]:
+        """What runs with ``params`` at ``ranks`` ranks (None: unknown) do, as fields of a
+        knowledge base's workload descriptor (:class:`iotune.knowledge.descriptor.
+        WorkloadDescriptor`: layer, files, datasets, bytes per rank per dataset, pattern,
+        collective, request bytes) beyond the operation and bytes per rank every spec
+        knows; {} for a kernel that cannot say (a user's program: its preload report
+        may)."""
+        return {}
+
     def application(self, params: Mapping[str, Any]) -> Application | None:
         """The user's program these params describe, for a kernel that runs one (see
         :mod:`iotune.execution.application`); None for iotune's own kernel programs."""

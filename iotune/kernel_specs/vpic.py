@@ -39,6 +39,16 @@ class VpicKernel(KernelSpec):
         return (BYTES_PER_PARTICLE * int(self.arg(params, "particles_per_rank"))
                 * int(self.arg(params, "timesteps")))
 
+    def workload(self, params: Mapping[str, Any], ranks: int | None) -> dict[str, Any]:
+        """HDF5, one shared file, :data:`DATASETS` datasets per timestep; each rank writes
+        one contiguous slab of :data:`BYTES_PER_VALUE` bytes per particle per dataset,
+        collectively."""
+        slab = BYTES_PER_VALUE * int(self.arg(params, "particles_per_rank"))
+        return {"layer": "hdf5", "files": 1,
+                "datasets": DATASETS * int(self.arg(params, "timesteps")),
+                "bytes_per_rank_per_dataset": slab, "pattern": "contiguous",
+                "collective": self.collective_default or None, "request_bytes": slab}
+
     def pattern_defaults(self) -> PatternDefaults:
         return PatternDefaults(api="hdf5", collective=self.collective_default,
                                variables=DATASETS,

@@ -185,11 +185,11 @@ def of_kernel(kernel: str, params: Mapping[str, Any], cores: int, ranks_per_node
     """The descriptor of runs of a built-in ``kernel`` with arguments ``params`` (absent
     ones take their defaults) at ``cores`` ranks, ``ranks_per_node`` of them per node.
 
-    - ``vpic``: HDF5, one shared file, 8 datasets per timestep; each rank writes one
-      contiguous slab of 4 bytes per particle per dataset, collectively;
-    - ``ior``: its ``api`` layer; one shared file, or one per rank with
-      ``file_per_process``; strided when a rank writes several segments to a shared file;
-      requests of ``transfer_size``;
+    - ``vpic``, ``ior`` (a spec that knows its bytes): what its spec's
+      :meth:`~iotune.kernel_specs.spec.KernelSpec.workload` says (``vpic``: HDF5, one
+      shared file, 8 datasets per timestep, contiguous slabs written collectively;
+      ``ior``: its ``api`` layer, one file or one per rank, strided or contiguous,
+      requests of ``transfer_size``);
     - ``command`` (a user's program): the ranks only, unless ``report`` (the preload
       library's report of one of its runs, ``result.preload`` of a record) says which
       open moved the data: then its layer (``MPI_File_open``: mpiio, ``H5F*``: hdf5), the
@@ -209,31 +209,9 @@ def of_kernel(kernel: str, params: Mapping[str, Any], cores: int, ranks_per_node
         return _with(found, ranks=found.ranks or ranks, ranks_per_node=per_node)
     operation = spec.access(params)
     per_rank = int(spec.bytes_per_rank(params))
-    if kernel == "vpic":
-        from iotune.kernel_specs.vpic import BYTES_PER_VALUE, DATASETS
-
-        timesteps = int(spec.arg(params, "timesteps"))
-        slab = BYTES_PER_VALUE * int(spec.arg(params, "particles_per_rank"))
-        return WorkloadDescriptor(operation=operation, layer="hdf5", ranks=ranks,
-                                  ranks_per_node=per_node, files=1,
-                                  datasets=DATASETS * timesteps, bytes_per_rank=per_rank,
-                                  bytes_per_rank_per_dataset=slab, pattern="contiguous",
-                                  collective=spec.collective_default or None,
-                                  request_bytes=slab)
-    if kernel == "ior":
-        api = str(spec.arg(params, "api"))
-        per_process = bool(spec.arg(params, "file_per_process"))
-        segments = int(spec.arg(params, "segments"))
-        return WorkloadDescriptor(
-            operation=operation, layer=api, ranks=ranks, ranks_per_node=per_node,
-            files=(ranks if per_process else 1) if ranks else None,
-            datasets=1 if api == "hdf5" else None, bytes_per_rank=per_rank,
-            bytes_per_rank_per_dataset=per_rank if api == "hdf5" else None,
-            pattern="contiguous" if per_process or segments == 1 else "strided",
-            request_bytes=int(spec.arg(params, "transfer_size")))
-    # A kernel registered later: what every spec knows.
     return WorkloadDescriptor(operation=operation, ranks=ranks, ranks_per_node=per_node,
-                              bytes_per_rank=per_rank or None)
+                              bytes_per_rank=per_rank or None,
+                              **spec.workload(params, ranks))
 
 
 #: The layer of the opener the preload report names (``opened_by``).

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iotune.kernel_specs import get_kernel
 from iotune.knowledge.descriptor import SystemKey, WorkloadDescriptor, from_sidecar, of_kernel
 from iotune.knowledge.ingest import Loader
 
@@ -195,8 +196,8 @@ def _store_runs(loader: Loader, source: Any, records: Iterable[tuple[int, dict[s
             continue
         system = SystemKey(str(record.get("system") or "unknown").lower(),
                            _text(record.get("fs_type")), _mpi(result.get("mpi_library")))
-        measure = KERNEL_MEASURE if m.kernel != "command" else str(
-            result.get("measure") or "metric")
+        measure = KERNEL_MEASURE if get_kernel(m.kernel).own_metric(m.params) is None \
+            else str(result.get("measure") or "metric")
         workload_id = loader.workload_id(system, workload, measure)
         loader.add(source, provenance, workload_id, [loader.config_id(m.settings)], [time])
         read.runs += 1
