@@ -221,10 +221,10 @@ class Speedup:
         return self.low is not None and self.low > 1.0
 
 
-def pooled_speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
-    """The speedup of ``best`` over ``default`` with its interval from the pooled log-normal
-    spread (for runs that cannot show their own spread); None if either failed."""
-    d, b = _logs(default), _logs(best)
+def _log_ratio(d: np.ndarray, b: np.ndarray, noise: Noise) -> Speedup | None:
+    """exp of the difference of the mean log times ``d`` (the default's) and ``b``, with
+    the pooled log-normal interval ``± t(df) x s x sqrt(1/n_d + 1/n_b)`` (unbounded with
+    the noise unknown); None if either side has no run."""
     if not len(d) or not len(b):
         return None
     centre = float(d.mean() - b.mean())
@@ -232,6 +232,13 @@ def pooled_speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speed
         return Speedup(math.exp(centre), None, None)
     half = noise.quantile * noise.sigma * math.sqrt(1 / len(d) + 1 / len(b))
     return Speedup(math.exp(centre), math.exp(centre - half), math.exp(centre + half))
+
+
+def pooled_speedup(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
+    """The speedup of ``best`` over ``default`` with its interval from the pooled log-normal
+    spread (for runs that cannot show their own spread); None if either failed."""
+    d, b = _logs(default), _logs(best)
+    return _log_ratio(d, b, noise)
 
 
 @dataclass
@@ -405,13 +412,7 @@ def speedup_interval(default: Evaluation, best: Evaluation, noise: Noise) -> Spe
     selecting run. So the two can disagree near 1x; what is recommended is the test's."""
     d = _logs(default)
     b = _logs(best) if best is default else selection_free_logs(best)
-    if not len(d) or not len(b):
-        return None
-    centre = float(d.mean() - b.mean())
-    if noise.sigma is None:
-        return Speedup(math.exp(centre), None, None)
-    half = noise.quantile * noise.sigma * math.sqrt(1 / len(d) + 1 / len(b))
-    return Speedup(math.exp(centre), math.exp(centre - half), math.exp(centre + half))
+    return _log_ratio(d, b, noise)
 
 
 def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:

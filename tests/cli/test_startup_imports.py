@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.importtime import imported_modules
+
 #: Libraries a start-up that computes nothing must not load (each costs 0.1 s to 0.5 s of
 #: every command's start-up). numpy and rich are not here: the strategies' registry, which
 #: a config is checked against, needs numpy, and rich draws the help.
@@ -23,17 +25,6 @@ BAD_STRATEGY = "tune: {strategy: nonsense}\n"
 BAD_MPI_IO = "system: {mpi_io: ompio}\n"
 #: Four runs of two settings: a one-term model fits them.
 SMALL_CSV = "cores,cb_nodes,write_time\n4,1,2.0\n4,1,2.1\n4,2,1.0\n4,2,1.1\n"
-
-
-def imported_modules(stderr: str) -> set[str]:
-    """Module names from ``-X importtime`` lines (``import time: self | cumulative | name``)."""
-    names = set()
-    for line in stderr.splitlines():
-        if line.startswith("import time:") and line.count("|") == 2:
-            name = line.rsplit("|", 1)[1].strip()
-            if name != "imported package":
-                names.add(name)
-    return names
 
 
 def iotune_imports(work: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:

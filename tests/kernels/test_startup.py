@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from kernel_helpers import KERNELS, Run, mpiexec, run_program
 
+from tests.importtime import imported_modules
+
 #: Modules a kernel run must not load unless its api needs them. numpy is here too: a
 #: write-only POSIX or MPI-IO run of ior makes its data without it (about 0.05 s of start-up
 #: per process on an idle machine, more with two ranks importing it at once on two cores).
@@ -23,17 +25,6 @@ IOTUNE_NEEDED = {
     "iotune.settings.in_effect",
     "iotune.execution", "iotune.execution.rundirs", "iotune.execution.scratch",
 }  # fmt: skip
-
-
-def imported_modules(stderr: str) -> set[str]:
-    """Module names from ``-X importtime`` lines (``import time: self | cumulative | name``)."""
-    names = set()
-    for line in stderr.splitlines():
-        if line.startswith("import time:") and line.count("|") == 2:
-            name = line.rsplit("|", 1)[1].strip()
-            if name != "imported package":
-                names.add(name)
-    return names
 
 
 def ior_run(scratch: Path, api: str, *extra: str) -> Run:
