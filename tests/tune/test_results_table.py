@@ -68,14 +68,19 @@ def test_shrunken_estimates_hold_their_centre_and_rank_as_the_race():
     assert abs(math.log(found[0].time_s / centre)) <= abs(math.log(plain / centre))  # type: ignore
 
 
-def test_rows_are_one_estimate_each_best_first(tmp_path):
+def _exhaustive_tune(tmp_path):
+    """The JSON result of an exhaustive tune (budget 16) of a four-setting landscape."""
     data = _landscape(tmp_path / "land.csv", {1: 0.8, 2: 1.4, 4: 2.0, 8: 1.7})
     config = replay_config(tmp_path, data)
     out = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--strategy",
                                    "exhaustive", "--budget", "16", "--format", "json",
                                    "--no-color"])
     assert out.exit_code == 0, out.output
-    doc = yaml.safe_load(out.stdout)
+    return yaml.safe_load(out.stdout)
+
+
+def test_rows_are_one_estimate_each_best_first(tmp_path):
+    doc = _exhaustive_tune(tmp_path)
     rows = doc["rows"]
     assert len(rows) == 5 and sum(r["default"] for r in rows) == 1
     values = [r["estimate_s"] for r in rows]
@@ -177,13 +182,7 @@ def test_an_estimate_interval_is_shown_in_the_metric_unit_low_end_first():
 
 
 def test_the_tuned_file_gives_the_speedup_estimate_and_the_test_that_decided(tmp_path):
-    data = _landscape(tmp_path / "land.csv", {1: 0.8, 2: 1.4, 4: 2.0, 8: 1.7})
-    config = replay_config(tmp_path, data)
-    out = CliRunner().invoke(cli, ["tune", "-c", str(config), "--cores", "4", "--strategy",
-                                   "exhaustive", "--budget", "16", "--format", "json",
-                                   "--no-color"])
-    assert out.exit_code == 0, out.output
-    doc = yaml.safe_load(out.stdout)
+    doc = _exhaustive_tune(tmp_path)
     gain = doc["best_found_speedup"]
     low, high = gain["interval"]
     assert low < gain["estimate"] < high and high > low
