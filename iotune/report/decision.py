@@ -74,7 +74,7 @@ def decide(tune: ScaleTune, tuned: Mapping[str, Any] | None = None) -> ScaleDeci
     ranked = _ranked(evaluations, by_key, choice)
     best = None if choice.best is None else by_key[choice.best.key]
     shown = (None if choice.best is None or choice.best is default
-             else speedup_interval(default, choice.best, choice.noise))
+             else speedup_interval(default, choice.best, choice.noise, evaluations))
     if tuned is not None and tuned.get("cores") == tune.cores and tuned.get("recommendation"):
         return ScaleDecision(str(tuned["recommendation"]), str(tuned.get("reason") or ""),
                              best, shown, ranked, "the tuned file")

@@ -28,12 +28,13 @@ the best configuration. After the search, the leaders race:
 - **Interval.** What a printed interval states is the configuration's *typical time*, the
   median of its run-time distribution (in a replay, the median of its recorded runs), at
   ``CONFIDENCE``: the t interval of its own runs with the pooled noise, widened to hold
-  the shrunken estimate (:func:`typical_interval`). The posterior's own interval is not
-  used: it treats ``mu`` and ``tau`` as known, and when ``tau`` comes out 0 it shrinks
-  every interval to a point at the common mean. The best found's interval leaves out the
-  run that selected it (:func:`best_found_interval`), and the speedup printed beside it is
-  an estimate of the ratio of typical times (:func:`speedup_interval`), not the test
-  below that decides (:func:`shown_estimates` is what every printer reads).
+  the shrunken estimate and the median of its runs (:func:`typical_interval`). The
+  posterior's own interval is not used: it treats ``mu`` and ``tau`` as known, and when
+  ``tau`` comes out 0 it shrinks every interval to a point at the common mean. The best
+  found's interval leaves out the run that selected it (:func:`best_found_interval`), and
+  the speedup printed beside it is an estimate of the ratio of typical times
+  (:func:`speedup_interval`, widened the same way), not the test below that decides
+  (:func:`shown_estimates` is what every printer reads).
 - **Contenders.** The default configuration and the ``RACE_SIZE`` (3) leaders by rank,
   and the configurations a knowledge base named for this workload (``favoured``; the
   tune measures them first), whatever their rank.
@@ -321,22 +322,42 @@ def typical_interval(evaluation: Evaluation, noise: Noise,
 
     The interval is the t interval of the configuration's own runs around their log mean
     with the pooled noise, ``m ± t(df) x s / sqrt(n)`` (:func:`estimate`; a single run has
-    one too, from the pooled noise), widened just enough to hold ``centre_s``. So a
-    shrunken estimate may sit anywhere between the configuration's own mean and the common
-    mean it is pulled toward, and its interval keeps the uncertainty of both: it never
-    collapses to the common mean when the between-configuration spread comes out 0, and it
-    is never narrower than what the configuration's own runs say. The same interval serves
-    the best found, whose own mean is biased low by its selection (the winner's curse):
-    the shrunken estimate it must hold lies above that lucky mean, and while budget is
-    left the race runs it again, up to ``MIN_RUNS`` runs, runs that were not selected
-    (``benchmarks/interval_coverage.py`` counts the best found's intervals apart)."""
+    one too, from the pooled noise), widened just enough to hold ``centre_s`` and the
+    median of the runs (:func:`_holding`). So a shrunken estimate may sit anywhere between
+    the configuration's own mean and the common mean it is pulled toward, and its interval
+    keeps the uncertainty of both: it never collapses to the common mean when the
+    between-configuration spread comes out 0, and it is never narrower than what the
+    configuration's own runs say. The same interval serves the best found, whose own mean
+    is biased low by its selection (the winner's curse): the shrunken estimate it must hold
+    lies above that lucky mean, and while budget is left the race runs it again, up to
+    ``MIN_RUNS`` runs, runs that were not selected (``benchmarks/interval_coverage.py``
+    counts the best found's intervals apart)."""
     own = estimate(evaluation, noise)
     if own is None:
         return None
     centre = own.time_s if centre_s is None else centre_s
     if own.low_s is None or own.high_s is None:
         return Estimate(centre, None, None, own.runs)
-    return Estimate(centre, min(own.low_s, centre), max(own.high_s, centre), own.runs)
+    low, high = _holding((math.log(own.low_s), math.log(own.high_s)), _logs(evaluation),
+                         math.log(centre))
+    return Estimate(centre, math.exp(low), math.exp(high), own.runs)
+
+
+def _holding(bounds: tuple[float, float], logs: np.ndarray,
+             centre: float) -> tuple[float, float]:
+    """The log interval ``bounds`` widened just enough to hold the log estimate ``centre``
+    and the median of ``logs``.
+
+    The interval states the *median* of the run-time distribution, while its t interval is
+    centred on the mean of the log times: the two agree when the noise is symmetric in log
+    space, but a handful of runs with one far out (a run in three hit by a busy file
+    system, common in production) puts the mean of the logs well away from the median, by
+    more than a t interval from the pooled noise of the quieter configurations allows.
+    Holding the runs' own median keeps the statement about the median true there, and
+    costs nothing where the runs are symmetric (their median then lies inside the t
+    interval)."""
+    median = float(np.median(logs)) if len(logs) else centre
+    return min(bounds[0], centre, median), max(bounds[1], centre, median)
 
 
 def selection_free_logs(evaluation: Evaluation) -> np.ndarray:
@@ -366,7 +387,8 @@ def best_found_interval(evaluation: Evaluation, noise: Noise,
     """The best found's typical time at ``centre_s`` (its shrunken estimate: the centre the
     race ranks it by) with a ``CONFIDENCE`` interval that allows for its selection: the t
     interval of its runs after the first (:func:`selection_free_logs`) with the pooled
-    noise, widened just enough to hold ``centre_s``. A best found run only once keeps the
+    noise, widened just enough to hold ``centre_s`` and the median of those runs
+    (:func:`_holding`). A best found run only once keeps the
     interval of :func:`typical_interval` (nothing else was measured of it). None without a
     successful run."""
     logs = selection_free_logs(evaluation)
@@ -377,8 +399,8 @@ def best_found_interval(evaluation: Evaluation, noise: Noise,
     bounds = _t_interval(logs, noise)
     if bounds is None:
         return Estimate(centre_s, None, None, len(_logs(evaluation)))
-    low, high = math.exp(bounds[0]), math.exp(bounds[1])
-    return Estimate(centre_s, min(low, centre_s), max(high, centre_s), len(_logs(evaluation)))
+    low, high = _holding(bounds, logs, math.log(centre_s))
+    return Estimate(centre_s, math.exp(low), math.exp(high), len(_logs(evaluation)))
 
 
 def shown_estimates(evaluations: Sequence[Evaluation], noise: Noise,
@@ -396,7 +418,8 @@ def shown_estimates(evaluations: Sequence[Evaluation], noise: Noise,
     return found
 
 
-def speedup_interval(default: Evaluation, best: Evaluation, noise: Noise) -> Speedup | None:
+def speedup_interval(default: Evaluation, best: Evaluation, noise: Noise,
+                     pool: Sequence[Evaluation] = ()) -> Speedup | None:
     """The ratio of the default's typical time to ``best``'s, estimated, with a
     ``CONFIDENCE`` interval: what ``tune`` prints and the tuned file writes as the best
     found's speedup. None if either has no successful run.
@@ -406,13 +429,45 @@ def speedup_interval(default: Evaluation, best: Evaluation, noise: Noise) -> Spe
     with the t interval of a difference of means under the pooled noise, ``(m_d - m_b) ±
     t(df) x s x sqrt(1/n_d + 1/n_b)`` in log space; unbounded with the noise unknown.
 
+    The interval is widened, as a row's is (:func:`typical_interval`), to hold the ratio of
+    the two runs' medians and, given the ``pool`` of configurations the race chose among
+    (both included), the ratio of their shrunken estimates (:func:`shrunken_estimates`,
+    the two rows' printed centres). The latter is what carries the winner's curse past the
+    selecting run: the race stops running the best found once it leads by enough, so its
+    later runs and the default's are themselves a little lucky, most of all when every
+    configuration is as fast as the default (heavy-tailed noise showed it:
+    ``benchmarks/interval_coverage.py --tails heavy``); the shrunken ratio, pulled toward
+    what the other configurations say, bounds that optimism.
+
     It is an *estimate*, and not the decision: the race decides by its rank test
     (:func:`speedup`, :func:`beats`), whose Moses interval takes only a few exact levels
     with a handful of runs a side (the nearest at or above 90% can be 98%) and counts the
     selecting run. So the two can disagree near 1x; what is recommended is the test's."""
     d = _logs(default)
     b = _logs(best) if best is default else selection_free_logs(best)
-    return _log_ratio(d, b, noise)
+    found = _log_ratio(d, b, noise)
+    if found is None or found.low is None or found.high is None:
+        return found
+    median_ratio = float(np.median(d) - np.median(b))
+    low, high = min(math.log(found.low), median_ratio), max(math.log(found.high), median_ratio)
+    shrunk = _shrunken_ratio(default, best, noise, pool)
+    if shrunk is not None:
+        low, high = min(low, shrunk), max(high, shrunk)
+    return Speedup(found.value, math.exp(low), math.exp(high))
+
+
+def _shrunken_ratio(default: Evaluation, best: Evaluation, noise: Noise,
+                    pool: Sequence[Evaluation]) -> float | None:
+    """The log ratio of ``default``'s shrunken estimate to ``best``'s over ``pool``; None
+    when either is not in it or has no successful run."""
+    keys = [e.key for e in pool]
+    if default.key not in keys or best.key not in keys:
+        return None
+    found = shrunken_estimates(pool, noise)
+    d, b = found[keys.index(default.key)], found[keys.index(best.key)]
+    if d is None or b is None:
+        return None
+    return math.log(d.time_s / b.time_s)
 
 
 def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:

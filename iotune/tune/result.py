@@ -106,7 +106,8 @@ class TuneResult:
         best = self.choice.best
         if best is None or best is self.default:
             return None
-        return speedup_interval(self.default, best, self.choice.noise)
+        return speedup_interval(self.default, best, self.choice.noise,
+                                [self.default, *self.evaluations])
 
     @property
     def configurations(self) -> int:
