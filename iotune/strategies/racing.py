@@ -292,12 +292,12 @@ def shrunken_estimates(evaluations: Sequence[Evaluation],
     pooled noise, stretched to hold the shrunken estimate. With the noise unknown (nothing
     repeated) the plain geometric mean with an unbounded interval; with fewer than three
     measured configurations (nothing to shrink towards) the geometric mean with its own
-    interval (:func:`estimate`).
+    interval (:func:`typical_interval` centred there).
     """
     logs = [_logs(e) for e in evaluations]
     measured = [x for x in logs if len(x)]
     if noise.sigma is None or len(measured) < 3:
-        return [estimate(e, noise) for e in evaluations]
+        return [typical_interval(e, noise) for e in evaluations]
     sigma = noise.sigma
     means = np.array([x.mean() for x in measured])
     noise_share = float(np.mean([sigma**2 / len(x) for x in measured]))
@@ -338,15 +338,19 @@ def typical_interval(evaluation: Evaluation, noise: Noise,
     centre = own.time_s if centre_s is None else centre_s
     if own.low_s is None or own.high_s is None:
         return Estimate(centre, None, None, own.runs)
-    low, high = _holding((math.log(own.low_s), math.log(own.high_s)), _logs(evaluation),
-                         math.log(centre))
-    return Estimate(centre, math.exp(low), math.exp(high), own.runs)
+    low, high = _holding(own.low_s, own.high_s, _seconds(evaluation), centre)
+    return Estimate(centre, low, high, own.runs)
 
 
-def _holding(bounds: tuple[float, float], logs: np.ndarray,
-             centre: float) -> tuple[float, float]:
-    """The log interval ``bounds`` widened just enough to hold the log estimate ``centre``
-    and the median of ``logs``.
+def _seconds(evaluation: Evaluation) -> np.ndarray:
+    """The times (s) of ``evaluation``'s successful runs, in run order."""
+    return np.asarray([t for t in evaluation.times if t > 0], dtype=float)
+
+
+def _holding(low_s: float, high_s: float, times_s: np.ndarray,
+             centre_s: float) -> tuple[float, float]:
+    """The interval ``low_s``-``high_s`` widened just enough to hold the estimate
+    ``centre_s`` and the median of ``times_s``.
 
     The interval states the *median* of the run-time distribution, while its t interval is
     centred on the mean of the log times: the two agree when the noise is symmetric in log
@@ -355,9 +359,10 @@ def _holding(bounds: tuple[float, float], logs: np.ndarray,
     more than a t interval from the pooled noise of the quieter configurations allows.
     Holding the runs' own median keeps the statement about the median true there, and
     costs nothing where the runs are symmetric (their median then lies inside the t
-    interval)."""
-    median = float(np.median(logs)) if len(logs) else centre
-    return min(bounds[0], centre, median), max(bounds[1], centre, median)
+    interval). The median is taken of the times themselves, not through their logs, so an
+    interval that reaches a run's time holds that time exactly."""
+    median = float(np.median(times_s)) if len(times_s) else centre_s
+    return min(low_s, centre_s, median), max(high_s, centre_s, median)
 
 
 def selection_free_logs(evaluation: Evaluation) -> np.ndarray:
@@ -371,6 +376,12 @@ def selection_free_logs(evaluation: Evaluation) -> np.ndarray:
     bias (:func:`best_found_interval`, :func:`speedup_interval`)."""
     logs = _logs(evaluation)
     return logs[1:] if len(logs) > 1 else logs
+
+
+def _selection_free_seconds(evaluation: Evaluation) -> np.ndarray:
+    """The times (s) :func:`selection_free_logs` takes the logs of."""
+    times = _seconds(evaluation)
+    return times[1:] if len(times) > 1 else times
 
 
 def _t_interval(logs: np.ndarray, noise: Noise) -> tuple[float, float] | None:
@@ -399,8 +410,9 @@ def best_found_interval(evaluation: Evaluation, noise: Noise,
     bounds = _t_interval(logs, noise)
     if bounds is None:
         return Estimate(centre_s, None, None, len(_logs(evaluation)))
-    low, high = _holding(bounds, logs, math.log(centre_s))
-    return Estimate(centre_s, math.exp(low), math.exp(high), len(_logs(evaluation)))
+    low, high = _holding(math.exp(bounds[0]), math.exp(bounds[1]),
+                         _selection_free_seconds(evaluation), centre_s)
+    return Estimate(centre_s, low, high, len(_logs(evaluation)))
 
 
 def shown_estimates(evaluations: Sequence[Evaluation], noise: Noise,
@@ -448,17 +460,17 @@ def speedup_interval(default: Evaluation, best: Evaluation, noise: Noise,
     found = _log_ratio(d, b, noise)
     if found is None or found.low is None or found.high is None:
         return found
-    median_ratio = float(np.median(d) - np.median(b))
-    low, high = min(math.log(found.low), median_ratio), max(math.log(found.high), median_ratio)
+    b_s = _seconds(best) if best is default else _selection_free_seconds(best)
+    held = [float(np.median(_seconds(default))) / float(np.median(b_s))]
     shrunk = _shrunken_ratio(default, best, noise, pool)
     if shrunk is not None:
-        low, high = min(low, shrunk), max(high, shrunk)
-    return Speedup(found.value, math.exp(low), math.exp(high))
+        held.append(shrunk)
+    return Speedup(found.value, min(found.low, *held), max(found.high, *held))
 
 
 def _shrunken_ratio(default: Evaluation, best: Evaluation, noise: Noise,
                     pool: Sequence[Evaluation]) -> float | None:
-    """The log ratio of ``default``'s shrunken estimate to ``best``'s over ``pool``; None
+    """The ratio of ``default``'s shrunken estimate to ``best``'s over ``pool``; None
     when either is not in it or has no successful run."""
     keys = [e.key for e in pool]
     if default.key not in keys or best.key not in keys:
@@ -467,7 +479,7 @@ def _shrunken_ratio(default: Evaluation, best: Evaluation, noise: Noise,
     d, b = found[keys.index(default.key)], found[keys.index(best.key)]
     if d is None or b is None:
         return None
-    return math.log(d.time_s / b.time_s)
+    return d.time_s / b.time_s
 
 
 def shrunken_centres(evaluations: Sequence[Evaluation], noise: Noise) -> list[float]:

@@ -185,3 +185,16 @@ def test_intervals_hold_the_runs_median_when_one_run_is_far_out():
     gain = speedup_interval(default, best, noise)
     assert gain is not None and gain.low is not None and gain.high is not None
     assert gain.low <= 2.1 / 1.0 <= gain.high
+
+
+def test_with_two_configurations_a_row_holds_its_runs_median_to_the_last_digit():
+    # Two configurations, nothing to shrink towards: each row is its own runs' interval.
+    # Recorded three times with one run far out, the default's median is one of its runs'
+    # times, and the interval must hold that very time (not its exp(log()) neighbour).
+    default = _evaluation("d", [294.053, 663.763, 286.632] * 2)
+    other = _evaluation("o", [120.0, 131.0, 118.0, 125.0], order=1)
+    pool = [default, other]
+    rows = shown_estimates(pool, pooled_noise(pool), default)
+    assert rows[0] is not None and rows[0].low_s is not None and rows[0].high_s is not None
+    assert rows[0].low_s <= 294.053 <= rows[0].high_s
+    assert rows[0].low_s == 294.053  # the t interval alone starts above the median
