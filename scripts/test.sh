@@ -20,13 +20,14 @@ echo "== pytest" >&2
 # fixture a file's tests share (a real campaign, a built program) runs once; then, alone,
 # the tests marked serial (a real run under a deadline of seconds, a real Slurm:
 # tests/conftest.py), which a test on the other core could push past their deadline or
-# disturb. --durations: the slowest tests, to keep the suite fast. Exit status 5 (no test
-# selected) only when neither part ran a test.
+# disturb. The files are handed out in the order tests/conftest.py gives them (the
+# slow ones first), not re-sorted by xdist. --durations: the slowest tests, to keep the
+# suite fast. Exit status 5 (no test selected) only when neither part ran a test.
 "$PY" -c "import xdist" 2>/dev/null \
   || { echo "test: pytest-xdist is missing: run scripts/setup.sh --test" >&2; exit 1; }
 parallel=0
-"$PY" -m pytest -q -n "${IOTUNE_TEST_WORKERS:-2}" --dist loadfile -m "not serial" \
-  --durations=25 "$@" || parallel=$?
+"$PY" -m pytest -q -n "${IOTUNE_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder \
+  -m "not serial" --durations=25 "$@" || parallel=$?
 [ "$parallel" -eq 0 ] || [ "$parallel" -eq 5 ] || exit "$parallel"
 serial=0
 "$PY" -m pytest -q -m serial --durations=5 "$@" || serial=$?

@@ -25,10 +25,26 @@ TINY_CAMPAIGN = {
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests that start a real Slurm (``slurm`` marker) are ``serial`` too: each starts
-    munged unless it runs and stops the one it started, which another test may be using."""
+    munged unless it runs and stops the one it started, which another test may be using.
+
+    On the workers of ``scripts/test.sh`` (pytest-xdist, whole files each, in the order
+    collected), files holding a ``slow`` test go first: a file of minutes handed out last
+    would leave the other worker idle for those minutes. The other files follow by their
+    number of tests, most first, and each file's tests keep their order."""
     for item in items:
         if item.get_closest_marker("slurm"):
             item.add_marker(pytest.mark.serial)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = _longest_files_first(items)
+
+
+def _longest_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    ordered = sorted(files.values(), key=lambda tests: (
+        not any(t.get_closest_marker("slow") for t in tests), -len(tests)))
+    return [item for tests in ordered for item in tests]
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import yaml
 
 from iotune.backends import backend_class, known_backends
 from iotune.cli.numbers import FiniteFloat
+from iotune.cli.store_files import store_files
 from iotune.config import BackendConfig, Config, default_config_path, load_config
 from iotune.defaults import builtin_config, defaults_for_backend, with_proxy
 from iotune.errors import ConfigError
@@ -24,10 +25,6 @@ from iotune.execution.slurm import job_id as slurm_job_id
 from iotune.inputs import safe_load
 from iotune.printable import Plain, SlurmName, SlurmTime, Word, one_line, printed
 from iotune.settings.bounds import MAX_NOISE
-from iotune.store.cache import cache_path
-from iotune.store.claims import claims_path
-from iotune.store.location import is_directory_store, resolve_store_path
-from iotune.store.lock import lock_path
 from iotune.store.targets import TARGET_TABLE, TARGETS
 from iotune.ui.output import FORMATS, progress
 
@@ -202,18 +199,6 @@ def resolve_config(config_path: Path | None, required: bool = False) -> Config:
     progress("iotune: no config found (./iotune.yaml, $IOTUNE_CONFIG); using built-in local "
              f"defaults (scratch {tempfile.gettempdir()})")
     return builtin_config()
-
-
-def store_files(store: Path | None) -> list[tuple[str, Path]]:
-    """The files of a store path, each with what it is: the journal (and the store
-    directory, for a store that is one), its lock file, claims file and cache directory."""
-    if store is None:
-        return []
-    journal = resolve_store_path(store)
-    files = [("the store in use", journal), ("the store's lock file", lock_path(journal)),
-             ("the store's claims file", claims_path(journal)),
-             ("the store's cache directory", cache_path(journal))]
-    return [("the store in use", store), *files] if is_directory_store(store) else files
 
 
 def in_use(config: Config | None, store: Path | None = None,

@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from iotune.apply import FORMATS, default_lines, render
-from iotune.cli.common import store_files
 from iotune.cli.numbers import SECONDS
+from iotune.cli.store_files import store_files
 from iotune.errors import ConfigError
 from iotune.execution.outputs import InUse, check_output_file
 from iotune.printable import Plain, Word, printed

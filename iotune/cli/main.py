@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any, NoReturn
 
@@ -24,6 +25,26 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Storage variability", ("probe", "states", "classify", "placement")),
     ("Model and data", ("fit", "predict", "store", "knowledge")),
 )
+
+
+#: The module of ``iotune.cli`` defining each command (in its ``COMMANDS``), imported only
+#: when the command runs or the help lists it: ``iotune job start`` in a job script loads
+#: the job commands, not the configs, strategies and backends of the others (about half a
+#: second of every job's start).
+COMMAND_MODULES: dict[str, str] = {
+    **dict.fromkeys(("run", "results", "init"), "run_commands"),
+    **dict.fromkeys(("train", "status"), "train_commands"),
+    **dict.fromkeys(("tune", "apply"), "tune_commands"),
+    **dict.fromkeys(("probe", "states", "classify", "placement"), "variability_commands"),
+    **dict.fromkeys(("profile", "match", "proxy", "phases", "characterize", "estimate"),
+                    "darshan_commands"),
+    **dict.fromkeys(("fit", "predict"), "model_commands"),
+    "report": "report_commands",
+    "store": "store_commands",
+    "job": "job_commands",
+    "doctor": "doctor_commands",
+    "knowledge": "knowledge_commands",
+}
 
 
 #: click's "no arguments: show the help" (``iotune``, ``iotune store``), a UsageError that
@@ -79,11 +100,40 @@ class IotuneGroup(rich_click.RichGroup):
             sys.exit(INTERACTIVE_EXIT)
 
 
+class LazyIotuneGroup(IotuneGroup):
+    """The ``iotune`` group: its commands are those of :data:`COMMAND_MODULES`, each module
+    imported when one of its commands is first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            module = importlib.import_module(f"iotune.cli.{COMMAND_MODULES[cmd_name]}")
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in COMMAND_MODULES:
+            for name in COMMAND_MODULES:  # click suggests a name from the commands loaded
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+
+def all_commands() -> dict[str, click.Command]:
+    """Every command of ``iotune`` by name, all their modules imported."""
+    ctx = click.Context(cli)
+    found = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    return {name: command for name, command in found.items() if command is not None}
+
+
 #: How rich-click draws the help: a blank line under the first line, as click prints it.
 HELP_STYLE = rich_click.RichHelpConfiguration(padding_helptext_first_line=(0, 0, 1, 0))
 
 
-@rich_click.group(cls=IotuneGroup, context_settings={"help_option_names": ["-h", "--help"]},
+@rich_click.group(cls=LazyIotuneGroup, context_settings={"help_option_names": ["-h", "--help"]},
                   panels=[rich_click.RichCommandPanel(name, commands=list(commands))
                           for name, commands in PANELS])
 @rich_click.rich_config(help_config=HELP_STYLE)
@@ -105,34 +155,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-
-
-def _register() -> None:
-    from iotune.cli import (
-        darshan_commands,
-        doctor_commands,
-        job_commands,
-        knowledge_commands,
-        model_commands,
-        report_commands,
-        run_commands,
-        store_commands,
-        train_commands,
-        tune_commands,
-        variability_commands,
-    )
-
-    for command in [*run_commands.COMMANDS, *train_commands.COMMANDS, *tune_commands.COMMANDS,
-                    *variability_commands.COMMANDS, *darshan_commands.COMMANDS,
-                    *store_commands.COMMANDS, *job_commands.COMMANDS,
-                    *doctor_commands.COMMANDS, *knowledge_commands.COMMANDS]:
-        cli.add_command(command)
-    cli.add_command(model_commands.fit_command, "fit")
-    cli.add_command(model_commands.predict_command, "predict")
-    cli.add_command(report_commands.report_command)
-
-
-_register()
 
 
 def main() -> None:

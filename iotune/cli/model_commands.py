@@ -217,3 +217,6 @@ def predict_command(model_path: Path, data: Path, output: Path | None, force: bo
         write_output(output, lambda tmp: frame.to_csv(tmp, index=False), "csv", option="-o",
                      in_use=guard, force=force)
         progress(f"iotune: wrote {len(frame)} predictions to {output}")
+
+
+COMMANDS = [fit_command, predict_command]

@@ -136,3 +136,6 @@ def report_command(config_path: Path | None, store_path: Path | None, tuned_path
     print_report(report, no_color=no_color)
     progress(f"iotune: wrote {report.html_path} ({len(report.figures)} figures, "
              f"{len(report.tables)} tables as CSV in {report.outdir})")
+
+
+COMMANDS = [report_command]

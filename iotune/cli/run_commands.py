@@ -19,12 +19,12 @@ from iotune.cli.common import (
     parse_assignments,
     remove_orphaned_runs,
     resolve_config,
-    store_files,
     with_backend,
     with_command,
     with_kernel,
 )
 from iotune.cli.numbers import BoundedInt
+from iotune.cli.store_files import store_files
 from iotune.cli.verdicts import hdf5_in_effect, run_verdicts
 from iotune.config import default_config_path
 from iotune.errors import ConfigError

@@ -229,16 +229,18 @@ def _normal_ppf(q: float) -> float:
     return float(ndtri(q))
 
 
+# Student's t from scipy.special, the functions scipy.stats.t computes with: the same
+# values, without importing scipy.stats (over a second of every ``iotune job start``).
 def _t_sf(x: float, df: float) -> float:
-    from scipy.stats import t
+    from scipy.special import stdtr
 
-    return float(t.sf(x, df))
+    return float(stdtr(df, -x))
 
 
 def _t_ppf(q: float, df: float) -> float:
-    from scipy.stats import t
+    from scipy.special import stdtrit
 
-    return float(t.ppf(q, df))
+    return float(stdtrit(df, q))
 
 
 def _location(values: Sequence[float]) -> float | None:

@@ -16,6 +16,7 @@ each axis, on full factorial spaces and on sparse recorded sets alike.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -89,14 +90,26 @@ def distances_to(axes: Axes, numeric_point: np.ndarray, level_point: np.ndarray)
     return numeric + mismatches
 
 
+@functools.lru_cache(maxsize=256)
+def latin_hypercube(dimensions: int, count: int, seed: int) -> np.ndarray:
+    """``count`` points of a Latin hypercube in ``dimensions``, its centered discrepancy
+    lowered by scipy's random-cd (read-only). They depend on the three numbers alone, and
+    the optimization can take seconds even for three points (it stops only after 100
+    swaps in a row that do not lower the discrepancy, or after 10,000): each design is
+    computed once per process, where the searches of one seed would each compute it."""
+    from scipy.stats import qmc
+
+    points = qmc.LatinHypercube(d=dimensions, seed=seed, optimization="random-cd").random(count)
+    points.setflags(write=False)
+    return points
+
+
 def space_filling(candidates: Sequence[Configuration], count: int, seed: int,
                   taken: set[int] | None = None) -> list[int]:
     """Indices of ``count`` distinct candidates spread over the space (fewer if fewer exist).
 
     ``taken`` candidates (e.g. already measured) are never chosen. Deterministic for a seed.
     """
-    from scipy.stats import qmc
-
     taken = set(taken or ())
     free = len(candidates) - len(taken)
     count = min(count, free)
@@ -105,8 +118,7 @@ def space_filling(candidates: Sequence[Configuration], count: int, seed: int,
     axes = candidate_axes(candidates)
     if axes.dimensions == 0:
         return [i for i in range(len(candidates)) if i not in taken][:count]
-    sampler = qmc.LatinHypercube(d=axes.dimensions, seed=seed, optimization="random-cd")
-    points = sampler.random(count)
+    points = latin_hypercube(axes.dimensions, count, seed)
     a = len(axes.numeric_names)
     counts = np.array(axes.level_counts, dtype=float)
     chosen: list[int] = []

@@ -3,10 +3,11 @@ session; every command is in exactly one panel; iotune's own bad options stay on
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
-from iotune.cli.main import PANELS, cli
+from iotune.cli.main import COMMAND_MODULES, PANELS, all_commands
 from tests.cli_result import error_line, invoke
 
 MAIN_PATH = ("init", "run", "train", "status", "tune", "apply", "results", "report")
@@ -14,8 +15,15 @@ MAIN_PATH = ("init", "run", "train", "status", "tune", "apply", "results", "repo
 
 def test_every_command_is_in_exactly_one_panel():
     shown = [name for _, names in PANELS for name in names]
-    assert sorted(shown) == sorted(cli.commands)
+    assert sorted(shown) == sorted(all_commands())
     assert len(shown) == len(set(shown))
+
+
+def test_each_command_is_loaded_from_the_module_defining_it():
+    for module in set(COMMAND_MODULES.values()):
+        defined = importlib.import_module(f"iotune.cli.{module}").COMMANDS
+        assert {COMMAND_MODULES.get(str(c.name)) for c in defined} == {module}, module
+    assert all(command.name == name for name, command in all_commands().items())
 
 
 def test_the_main_path_comes_first_in_its_order():

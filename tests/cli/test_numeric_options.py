@@ -10,29 +10,30 @@ and the rule, a non-zero exit, and the directory still empty.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 import pytest
 
-from iotune.cli.main import cli
+from iotune.cli.main import all_commands
 from iotune.cli.numbers import BoundedInt, FiniteFloat
 from tests.cli_result import error_line, invoke
 
 
-def _commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
-                                                                          click.Command]]:
+def _commands(commands: Mapping[str, click.Command], path: tuple[str, ...] = ()
+              ) -> list[tuple[tuple[str, ...], click.Command]]:
     found = []
-    for name, command in sorted(group.commands.items()):
+    for name, command in sorted(commands.items()):
         if isinstance(command, click.Group):
-            found += _commands(command, (*path, name))
+            found += _commands(command.commands, (*path, name))
         else:
             found.append(((*path, name), command))
     return found
 
 
 def _numeric_options() -> list[tuple[tuple[str, ...], click.Option]]:
-    return [(path, param) for path, command in _commands(cli) for param in command.params
+    return [(path, param) for path, command in _commands(all_commands()) for param in command.params
             if isinstance(param, click.Option) and not param.is_flag
             and isinstance(param.type, click.types._NumberParamTypeBase)]
 
@@ -104,7 +105,7 @@ def test_every_float_option_refuses_the_number_past_its_bound(
 
 
 def test_a_flag_with_an_optional_number_keeps_its_default_value() -> None:
-    status = cli.commands["status"]
+    status = all_commands()["status"]
     assert status.make_context("status", ["--watch"]).params["watch"] == 10.0
     assert status.make_context("status", ["--watch", "30"]).params["watch"] == 30.0
     assert status.make_context("status", []).params["watch"] is None

@@ -24,6 +24,7 @@ TIMEOUT_S = 900
 
 pytestmark = [
     pytest.mark.mpi,
+    pytest.mark.slow,  # a venv installed from nothing: over a minute
     pytest.mark.skipif(os.geteuid() != 0, reason="creating an unprivileged user needs root"),
     pytest.mark.skipif(shutil.which("runuser") is None, reason="runuser (util-linux) missing"),
 ]

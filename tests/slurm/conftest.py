@@ -7,6 +7,7 @@ process left running.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -102,28 +103,36 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubsc
             pytest.fail(f"Slurm did not become idle within 90 s; logs:\n{logs}")
         yield env
     finally:
-        for pidfile in started:
-            _stop(pidfile)
+        # Both daemons at once (each takes seconds to shut down), then munged.
+        _stop_pids([pid for pid in map(_pid_of, started) if pid is not None])
         if munge_pid is not None:
-            _stop_pid(munge_pid)
+            _stop_pids([munge_pid])
 
 
-def _stop(pidfile: Path) -> None:
+def _pid_of(pidfile: Path) -> int | None:
     for _ in range(50):  # a daemon writes its pid file shortly after forking
         if pidfile.exists() and pidfile.read_text().strip():
             break
         time.sleep(0.1)
     if pidfile.exists() and pidfile.read_text().strip():
-        _stop_pid(int(pidfile.read_text().strip()))
+        return int(pidfile.read_text().strip())
+    return None
 
 
-def _stop_pid(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+def _stop_pids(pids: list[int]) -> None:
+    """SIGTERM to each, and SIGKILL to those still running 10 s later."""
+    running = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+            running.append(pid)
+        except ProcessLookupError:
+            pass
     for _ in range(100):
-        if not process_exists(pid):
+        running = [pid for pid in running if process_exists(pid)]
+        if not running:
             return
         time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+    for pid in running:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
