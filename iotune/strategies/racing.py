@@ -270,8 +270,13 @@ class Choice:
         return self.default if self.recommend_default or self.best is None else self.best
 
 
+def _seconds(evaluation: Evaluation) -> np.ndarray:
+    """The times (s) of ``evaluation``'s successful runs, in run order."""
+    return np.asarray([t for t in evaluation.times if t > 0], dtype=float)
+
+
 def _logs(evaluation: Evaluation) -> np.ndarray:
-    return np.log(np.asarray([t for t in evaluation.times if t > 0], dtype=float))
+    return np.log(_seconds(evaluation))
 
 
 #: Smallest between-configuration variance of log times: when the configurations' means
@@ -342,11 +347,6 @@ def typical_interval(evaluation: Evaluation, noise: Noise,
     return Estimate(centre, low, high, own.runs)
 
 
-def _seconds(evaluation: Evaluation) -> np.ndarray:
-    """The times (s) of ``evaluation``'s successful runs, in run order."""
-    return np.asarray([t for t in evaluation.times if t > 0], dtype=float)
-
-
 def _holding(low_s: float, high_s: float, times_s: np.ndarray,
              centre_s: float) -> tuple[float, float]:
     """The interval ``low_s``-``high_s`` widened just enough to hold the estimate
@@ -374,8 +374,7 @@ def selection_free_logs(evaluation: Evaluation) -> np.ndarray:
     that run is biased low by its very selection. Its later runs were made because it led,
     not chosen for being low, so their mean is the best found's typical time without that
     bias (:func:`best_found_interval`, :func:`speedup_interval`)."""
-    logs = _logs(evaluation)
-    return logs[1:] if len(logs) > 1 else logs
+    return np.log(_selection_free_seconds(evaluation))
 
 
 def _selection_free_seconds(evaluation: Evaluation) -> np.ndarray:
