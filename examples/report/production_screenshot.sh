@@ -22,12 +22,9 @@
 # About 3-4 minutes on two cores.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=${1:-iotune-production-demo}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-if [ -x "$root/.venv/bin/python" ]; then python="$root/.venv/bin/python"; else python=python3; fi
-export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+script=production_screenshot.sh
+default_out=iotune-production-demo
+. "$here/common.sh"
 
 for tool in mpiexec h5pcc; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -35,11 +32,6 @@ for tool in mpiexec h5pcc; do
         exit 1
     fi
 done
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ]; then
-    echo "production_screenshot.sh: chromium not found; install it with: apt-get install chromium" >&2
-    exit 1
-fi
 
 cd "$out"
 rm -f iotune-production.jsonl  # a fresh campaign
@@ -128,12 +120,7 @@ fi
 iotune job status --store iotune-production.jsonl --tag columns-h5 >status.txt
 iotune report --store iotune-production.jsonl -o report --no-color
 
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
-"$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --hide-scrollbars --screenshot="$out/page.png" \
-    --window-size=1500,1800 "file://$out/report/index.html" 2>/dev/null
+screenshot 1500,1800
 # 64 colours keep the text sharp and the file a third of the size.
 "$python" - "$out/page.png" <<'EOF' 2>/dev/null || true
 import sys

@@ -9,18 +9,9 @@
 # Needs Debian's chromium package (apt-get install chromium); the numbers are SIMULATED.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=${1:-iotune-report-demo}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-if [ -x "$root/.venv/bin/python" ]; then python="$root/.venv/bin/python"; else python=python3; fi
-export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
-
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ]; then
-    echo "screenshot.sh: chromium not found; install it with: apt-get install chromium" >&2
-    exit 1
-fi
+script=screenshot.sh
+default_out=iotune-report-demo
+. "$here/common.sh"
 
 iotune() { "$python" -m iotune "$@"; }
 if ! iotune report --help >/dev/null 2>&1; then
@@ -48,10 +39,5 @@ iotune tune -c hopper.yaml --backend sim --cores 2048 --strategy random --budget
     >/dev/null 2>&1
 iotune report -c hopper.yaml --tuned tuned.yaml -o report --no-color
 
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
-"$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --hide-scrollbars --screenshot="$out/page.png" \
-    --window-size=1400,3000 "file://$out/report/index.html" 2>/dev/null
+screenshot 1400,3000
 echo "screenshot.sh: wrote $out/page.png and $out/report/index.html" >&2
